@@ -1,0 +1,132 @@
+/* weft — task-graph runtime. C API: the ABI weft promises.
+ *
+ * A task is created, given accesses (dependences) and a priority, then submitted. Accesses order a
+ * task after earlier sibling tasks (tasks created by the same parent) that touch the same address,
+ * with OpenMP 5.2 semantics. Every call returns a weft_status (0 = WEFT_OK) or, for the calls that
+ * return a pointer, NULL with the reason in weft_last_error(). */
+#ifndef WEFT_WEFT_H
+#define WEFT_WEFT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define WEFT_API __attribute__((visibility("default")))
+#else
+#define WEFT_API
+#endif
+
+#define WEFT_VERSION_MAJOR 0
+#define WEFT_VERSION_MINOR 1
+
+typedef enum weft_status {
+  WEFT_OK = 0,
+  WEFT_ERR_INVALID_ARGUMENT = 1, /* a null or out-of-range argument */
+  WEFT_ERR_ALREADY_SUBMITTED = 2, /* depend/priority/submit on a task already submitted */
+  WEFT_ERR_NOT_INITIALIZED = 3,  /* a call that needs a running runtime before weft_init */
+  WEFT_ERR_NO_TASKGROUP = 4,     /* weft_taskgroup_end without a matching begin */
+  WEFT_ERR_NOT_A_WORKER = 5,     /* a task call from a thread that is not a weft worker */
+  WEFT_ERR_OUT_OF_MEMORY = 6,
+  WEFT_ERR_TASK_FAILED = 7,      /* a child reported an error: fetch it with weft_take_error */
+  WEFT_ERR_BUSY = 8,             /* finalize from inside a task, or init with another config */
+  WEFT_ERR_ARGS_TOO_LARGE = 9    /* argument block over WEFT_MAX_ARGS_SIZE */
+} weft_status;
+
+/* Dependence types, OpenMP 5.2 semantics among sibling tasks. */
+typedef enum weft_dep_type {
+  WEFT_DEP_IN = 1,
+  WEFT_DEP_OUT = 2,
+  WEFT_DEP_INOUT = 3,           /* same ordering as OUT */
+  WEFT_DEP_MUTEXINOUTSET = 4,   /* members run in any order but never at the same time */
+  WEFT_DEP_INOUTSET = 5         /* members run concurrently, ordered against everything else */
+} weft_dep_type;
+
+/* Task flags (bitwise or). */
+enum {
+  WEFT_TASK_DEFAULT = 0,
+  WEFT_TASK_UNDEFERRED = 1 /* run at submit on the submitting thread once its dependences are met */
+};
+
+/* Largest argument block copied into a task; blocks up to WEFT_INLINE_ARGS_SIZE live inside the
+ * task descriptor, larger ones in a pooled side buffer. */
+#define WEFT_INLINE_ARGS_SIZE 64
+#define WEFT_MAX_ARGS_SIZE 65536
+
+typedef struct weft_task weft_task_t;
+typedef void (*weft_task_fn)(void *args);
+
+/* --- lifetime --------------------------------------------------------------------------------- */
+
+/* Starts the workers (one per core of the affinity mask, or WEFT_NUM_THREADS). The calling thread
+ * becomes worker 0. Idempotent: a second call returns WEFT_OK. Implicit on the first task call. */
+WEFT_API int weft_init(void);
+/* Waits for every task, stops the workers. Called from atexit too. WEFT_ERR_BUSY inside a task. */
+WEFT_API int weft_finalize(void);
+WEFT_API int weft_initialized(void);
+
+/* --- tasks ------------------------------------------------------------------------------------ */
+
+/* Creates a task that will run fn(args_copy). args_size bytes are copied from args; args may be
+ * NULL with args_size > 0 to leave the block uninitialised for the caller to fill through
+ * weft_task_args before submitting. Returns NULL on error (see weft_last_error). */
+WEFT_API weft_task_t *weft_task_create(weft_task_fn fn, const void *args, size_t args_size,
+                                       unsigned flags);
+/* The task's argument block (valid until the task finishes running). */
+WEFT_API void *weft_task_args(weft_task_t *task);
+/* Declares an access. len is informative (traces); ordering is by address. */
+WEFT_API int weft_task_depend(weft_task_t *task, weft_dep_type type, const void *addr, size_t len);
+/* 0 (default) .. weft_max_priority(); higher runs first. Larger values are clamped. */
+WEFT_API int weft_task_set_priority(weft_task_t *task, int priority);
+/* Frees a task that was created but not submitted (its body never runs). */
+WEFT_API int weft_task_discard(weft_task_t *task);
+/* Hands the task to the runtime. The handle must not be used afterwards. */
+WEFT_API int weft_task_submit(weft_task_t *task);
+
+/* Waits for the children of the current task (or of the main program). The waiting worker runs
+ * other ready tasks meanwhile. Returns WEFT_ERR_TASK_FAILED when a child reported an error. */
+WEFT_API int weft_taskwait(void);
+/* A taskgroup waits for every descendant created inside it. Groups nest. */
+WEFT_API int weft_taskgroup_begin(void);
+WEFT_API int weft_taskgroup_end(void);
+
+/* Reports a failure of the running task to its parent: payload is handed to the parent's next
+ * taskwait (or taskgroup end), which returns WEFT_ERR_TASK_FAILED; the parent claims the payload with
+ * weft_take_error. Only the first report per wait is kept; later payloads are passed to release. */
+WEFT_API int weft_report_error(void *payload, void (*release)(void *payload));
+/* Claims the payload of the last WEFT_ERR_TASK_FAILED seen by this task; NULL if none. */
+WEFT_API void *weft_take_error(void);
+
+/* --- queries ---------------------------------------------------------------------------------- */
+
+WEFT_API int weft_num_workers(void);
+/* Index of the calling worker (0..n-1), or -1 on a thread that is not a worker. */
+WEFT_API int weft_worker_id(void);
+WEFT_API int weft_max_priority(void);
+/* Status of the last failed call on this thread. */
+WEFT_API int weft_last_error(void);
+WEFT_API const char *weft_strerror(int status);
+
+typedef struct weft_stats {
+  uint64_t tasks_created;
+  uint64_t tasks_completed;
+  uint64_t edges_created;
+  uint64_t edges_elided;      /* duplicate edges between the same pair, not created */
+  uint64_t edges_pruned;      /* edges to a predecessor that had already completed */
+  uint64_t redirect_nodes;    /* empty nodes joining inoutset sets to later accesses */
+  uint64_t steals;
+  uint64_t throttle_waits;    /* times a producer ran work instead of creating over a bound */
+  uint64_t max_live_tasks;    /* approximate high-water mark of live tasks */
+  uint64_t task_bytes;        /* bytes of one task descriptor */
+} weft_stats_t;
+/* Sums the per-worker counters. Exact when no task is running. */
+WEFT_API int weft_get_stats(weft_stats_t *stats);
+WEFT_API int weft_reset_stats(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* WEFT_WEFT_H */

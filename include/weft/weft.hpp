@@ -1,0 +1,149 @@
+// weft — C++ API, header-only over the C ABI of weft.h.
+//
+//   weft::spawn([&] { fill(a); }, weft::out(a));
+//   weft::spawn([&] { scale(a, b); }, weft::in(a), weft::out(b), weft::priority(3));
+//   weft::taskwait();   // rethrows the first exception a child threw
+#ifndef WEFT_WEFT_HPP
+#define WEFT_WEFT_HPP
+
+#include <weft/weft.h>
+
+#include <cstddef>
+#include <exception>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace weft {
+
+// Every failing call of the C++ API throws this; status() is the weft_status code.
+class error : public std::runtime_error {
+ public:
+  error(int status, const char* call)
+      : std::runtime_error(std::string(call) + ": " + weft_strerror(status)), status_(status) {}
+  int status() const noexcept { return status_; }
+
+ private:
+  int status_;
+};
+
+namespace detail {
+inline void check(int status, const char* call) {
+  if (status != WEFT_OK) throw error(status, call);
+}
+// A child's exception travels to the parent's taskwait as a heap exception_ptr.
+inline void release_exception(void* payload) { delete static_cast<std::exception_ptr*>(payload); }
+// Turns WEFT_ERR_TASK_FAILED into the child's exception, rethrown in the parent.
+inline void rethrow_child_failure(int status, const char* call) {
+  if (status == WEFT_ERR_TASK_FAILED) {
+    if (void* payload = weft_take_error()) {
+      std::exception_ptr e = std::move(*static_cast<std::exception_ptr*>(payload));
+      release_exception(payload);
+      std::rethrow_exception(e);
+    }
+  }
+  check(status, call);
+}
+}  // namespace detail
+
+// An access: address, length, type. Built by in/out/inout/mutexinoutset/inoutset.
+struct access {
+  weft_dep_type type;
+  const void* address;
+  std::size_t length;
+};
+
+#define WEFT_DEFINE_ACCESS(name, kind)                                                     \
+  template <class T>                                                                       \
+  inline access name(const T& object) noexcept {                                           \
+    return {kind, static_cast<const void*>(std::addressof(object)), sizeof(T)};            \
+  }                                                                                        \
+  inline access name(const void* address, std::size_t length) noexcept {                   \
+    return {kind, address, length};                                                        \
+  }
+WEFT_DEFINE_ACCESS(in, WEFT_DEP_IN)
+WEFT_DEFINE_ACCESS(out, WEFT_DEP_OUT)
+WEFT_DEFINE_ACCESS(inout, WEFT_DEP_INOUT)
+WEFT_DEFINE_ACCESS(mutexinoutset, WEFT_DEP_MUTEXINOUTSET)
+WEFT_DEFINE_ACCESS(inoutset, WEFT_DEP_INOUTSET)
+#undef WEFT_DEFINE_ACCESS
+
+struct priority {
+  explicit priority(int value) noexcept : value(value) {}
+  int value;
+};
+
+namespace detail {
+inline void apply(weft_task_t* task, const access& a) {
+  check(weft_task_depend(task, a.type, a.address, a.length), "weft::spawn (access)");
+}
+inline void apply(weft_task_t* task, const priority& p) {
+  check(weft_task_set_priority(task, p.value), "weft::spawn (priority)");
+}
+
+template <class Closure>
+void trampoline(void* args) {
+  Closure* closure = static_cast<Closure*>(args);
+  try {
+    (*closure)();
+  } catch (...) {
+    weft_report_error(new std::exception_ptr(std::current_exception()), &release_exception);
+  }
+  closure->~Closure();
+}
+}  // namespace detail
+
+// Creates and submits a task running a copy of f. Options: accesses and a priority.
+template <class F, class... Options>
+void spawn(F&& f, Options&&... options) {
+  using Closure = std::decay_t<F>;
+  static_assert(alignof(Closure) <= 16, "weft::spawn: closures aligned over 16 bytes are not supported");
+  weft_task_t* task = weft_task_create(&detail::trampoline<Closure>, nullptr, sizeof(Closure), 0);
+  if (!task) throw error(weft_last_error(), "weft::spawn");
+  Closure* closure = new (weft_task_args(task)) Closure(std::forward<F>(f));
+  try {
+    (detail::apply(task, options), ...);
+  } catch (...) {
+    closure->~Closure();
+    weft_task_discard(task);
+    throw;
+  }
+  detail::check(weft_task_submit(task), "weft::spawn");
+}
+
+// Waits for the children of the calling task; rethrows the first exception one of them threw.
+inline void taskwait() { detail::rethrow_child_failure(weft_taskwait(), "weft::taskwait"); }
+
+inline int num_workers() { return weft_num_workers(); }
+inline int worker_id() { return weft_worker_id(); }
+
+// RAII taskgroup: waits for every descendant created in its scope. Call wait() to get a child's
+// exception; the destructor waits too but does not throw while the stack is unwinding.
+class taskgroup {
+ public:
+  taskgroup() { detail::check(weft_taskgroup_begin(), "weft::taskgroup"); }
+  taskgroup(const taskgroup&) = delete;
+  taskgroup& operator=(const taskgroup&) = delete;
+  void wait() {
+    if (open_) {
+      open_ = false;
+      detail::rethrow_child_failure(weft_taskgroup_end(), "weft::taskgroup::wait");
+    }
+  }
+  ~taskgroup() noexcept(false) {
+    if (!open_) return;
+    open_ = false;
+    int status = weft_taskgroup_end();
+    if (std::uncaught_exceptions() == 0) detail::rethrow_child_failure(status, "weft::taskgroup");
+    if (status == WEFT_ERR_TASK_FAILED) detail::release_exception(weft_take_error());
+  }
+
+ private:
+  bool open_ = true;
+};
+
+}  // namespace weft
+
+#endif  // WEFT_WEFT_HPP

@@ -1,0 +1,156 @@
+// The C entry points of weft.h: argument checks and error codes around the engine.
+#include <weft/weft.h>
+
+#include "core/engine.hpp"
+
+using namespace weft::core;
+
+namespace {
+thread_local int last_error = WEFT_OK;
+
+int fail(int status) {
+  last_error = status;
+  return status;
+}
+
+// The calling thread's worker, starting the runtime on first use from the main program.
+worker* caller(int& status) {
+  if (worker* w = current_worker) return w;
+  if (instance) {
+    status = WEFT_ERR_NOT_A_WORKER;
+    return nullptr;
+  }
+  status = weft_init();
+  if (status != WEFT_OK) return nullptr;
+  return current_worker;
+}
+
+bool valid_type(weft_dep_type t) { return t >= WEFT_DEP_IN && t <= WEFT_DEP_INOUTSET; }
+}  // namespace
+
+extern "C" {
+
+weft_task_t* weft_task_create(weft_task_fn fn, const void* args, size_t args_size, unsigned flags) {
+  if (!fn || (args_size > 0 && !args && false) || (flags & ~static_cast<unsigned>(WEFT_TASK_UNDEFERRED))) {
+    fail(WEFT_ERR_INVALID_ARGUMENT);
+    return nullptr;
+  }
+  if (args_size > WEFT_MAX_ARGS_SIZE) {
+    fail(WEFT_ERR_ARGS_TOO_LARGE);
+    return nullptr;
+  }
+  int status = WEFT_OK;
+  worker* w = caller(status);
+  if (!w) {
+    fail(status);
+    return nullptr;
+  }
+  throttle(*w);
+  task* t = allocate_task(*w, fn, args_size, flags);
+  if (!t) {
+    fail(WEFT_ERR_OUT_OF_MEMORY);
+    return nullptr;
+  }
+  if (args && args_size) __builtin_memcpy(t->arguments(), args, args_size);
+  return reinterpret_cast<weft_task_t*>(t);
+}
+
+void* weft_task_args(weft_task_t* handle) {
+  if (!handle) {
+    fail(WEFT_ERR_INVALID_ARGUMENT);
+    return nullptr;
+  }
+  return reinterpret_cast<task*>(handle)->arguments();
+}
+
+int weft_task_depend(weft_task_t* handle, weft_dep_type type, const void* addr, size_t) {
+  if (!handle || !addr || !valid_type(type)) return fail(WEFT_ERR_INVALID_ARGUMENT);
+  auto* t = reinterpret_cast<task*>(handle);
+  if (t->flags & flag_submitted) return fail(WEFT_ERR_ALREADY_SUBMITTED);
+  worker* w = current_worker;
+  if (!w) return fail(WEFT_ERR_NOT_A_WORKER);
+  w->accesses.push_back({t, addr, type});
+  return WEFT_OK;
+}
+
+int weft_task_set_priority(weft_task_t* handle, int priority) {
+  if (!handle || priority < 0) return fail(WEFT_ERR_INVALID_ARGUMENT);
+  auto* t = reinterpret_cast<task*>(handle);
+  if (t->flags & flag_submitted) return fail(WEFT_ERR_ALREADY_SUBMITTED);
+  int max = instance ? instance->cfg.max_priority : 0;
+  t->priority = static_cast<std::uint16_t>(priority > max ? max : priority);
+  return WEFT_OK;
+}
+
+int weft_task_discard(weft_task_t* handle) {
+  if (!handle) return fail(WEFT_ERR_INVALID_ARGUMENT);
+  auto* t = reinterpret_cast<task*>(handle);
+  if (t->flags & flag_submitted) return fail(WEFT_ERR_ALREADY_SUBMITTED);
+  worker* w = current_worker;
+  if (!w) return fail(WEFT_ERR_NOT_A_WORKER);
+  discard_task(*w, t);
+  return WEFT_OK;
+}
+
+int weft_task_submit(weft_task_t* handle) {
+  if (!handle) return fail(WEFT_ERR_INVALID_ARGUMENT);
+  auto* t = reinterpret_cast<task*>(handle);
+  if (t->flags & flag_submitted) return fail(WEFT_ERR_ALREADY_SUBMITTED);
+  worker* w = current_worker;
+  if (!w) return fail(WEFT_ERR_NOT_A_WORKER);
+  return submit_task(*w, t);
+}
+
+int weft_taskwait(void) {
+  int status = WEFT_OK;
+  worker* w = caller(status);
+  if (!w) return fail(status);
+  status = taskwait(*w);
+  return status == WEFT_OK ? WEFT_OK : fail(status);
+}
+
+int weft_taskgroup_begin(void) {
+  int status = WEFT_OK;
+  worker* w = caller(status);
+  if (!w) return fail(status);
+  return taskgroup_begin(*w);
+}
+
+int weft_taskgroup_end(void) {
+  worker* w = current_worker;
+  if (!w) return fail(instance ? WEFT_ERR_NOT_A_WORKER : WEFT_ERR_NO_TASKGROUP);
+  int status = taskgroup_end(*w);
+  return status == WEFT_OK ? WEFT_OK : fail(status);
+}
+
+int weft_report_error(void* payload, void (*release)(void*)) {
+  worker* w = current_worker;
+  if (!w) return fail(WEFT_ERR_NOT_A_WORKER);
+  if (w->current == &w->root) return fail(WEFT_ERR_INVALID_ARGUMENT);  // not inside a task
+  return report_error(*w, payload, release);
+}
+
+void* weft_take_error(void) {
+  worker* w = current_worker;
+  return w ? take_error(*w) : nullptr;
+}
+
+int weft_last_error(void) { return last_error; }
+
+const char* weft_strerror(int status) {
+  switch (status) {
+    case WEFT_OK: return "success";
+    case WEFT_ERR_INVALID_ARGUMENT: return "invalid argument (null pointer, unknown dependence type or flag, or value out of range)";
+    case WEFT_ERR_ALREADY_SUBMITTED: return "the task was already submitted (or discarded); its handle is no longer valid";
+    case WEFT_ERR_NOT_INITIALIZED: return "weft is not initialised (weft_init)";
+    case WEFT_ERR_NO_TASKGROUP: return "weft_taskgroup_end without a matching weft_taskgroup_begin in this task";
+    case WEFT_ERR_NOT_A_WORKER: return "called from a thread that is not a weft worker";
+    case WEFT_ERR_OUT_OF_MEMORY: return "out of memory";
+    case WEFT_ERR_TASK_FAILED: return "a child task reported an error (weft_take_error returns it)";
+    case WEFT_ERR_BUSY: return "not allowed here (weft_finalize inside a task or on another thread than weft_init's)";
+    case WEFT_ERR_ARGS_TOO_LARGE: return "argument block larger than WEFT_MAX_ARGS_SIZE";
+    default: return "unknown weft status";
+  }
+}
+
+}  // extern "C"

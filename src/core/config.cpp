@@ -1,0 +1,122 @@
+#include "core/config.hpp"
+
+#include <strings.h>
+#include <weft/weft.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+namespace weft::core {
+
+namespace {
+
+bool parse_int(const char* var, std::int64_t min, std::int64_t max, std::int64_t& out, std::string& error) {
+  const char* text = std::getenv(var);
+  if (!text || !*text) return true;
+  char* end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(text, &end, 10);
+  while (end && (*end == ' ' || *end == '\t')) ++end;
+  if (errno || !end || *end || v < min || v > max) {
+    std::ostringstream os;
+    os << var << "='" << text << "' is not an integer in [" << min << ", " << max << "]";
+    error = os.str();
+    return false;
+  }
+  out = v;
+  return true;
+}
+
+template <class E, std::size_t N>
+bool parse_choice(const char* var, const char* const (&names)[N], const E (&values)[N], E& out, std::string& error) {
+  const char* text = std::getenv(var);
+  if (!text || !*text) return true;
+  for (std::size_t i = 0; i < N; ++i)
+    if (strcasecmp(text, names[i]) == 0) {
+      out = values[i];
+      return true;
+    }
+  std::ostringstream os;
+  os << var << "='" << text << "' is not one of ";
+  for (std::size_t i = 0; i < N; ++i) os << (i ? "|" : "") << names[i];
+  error = os.str();
+  return false;
+}
+
+}  // namespace
+
+const char* name(schedule_policy p) {
+  switch (p) {
+    case schedule_policy::depth: return "depth";
+    case schedule_policy::fifo: return "fifo";
+    case schedule_policy::priority: return "priority";
+  }
+  return "?";
+}
+const char* name(steal_policy p) {
+  switch (p) {
+    case steal_policy::random: return "random";
+    case steal_policy::history: return "history";
+    case steal_policy::hybrid: return "hybrid";
+  }
+  return "?";
+}
+const char* name(wait_policy p) { return p == wait_policy::active ? "active" : "passive"; }
+
+bool config::from_environment(config& c, std::string& error) {
+  c = config{};
+  std::int64_t v = 0;
+  if (!parse_int("WEFT_NUM_THREADS", 1, 4096, v, error)) return false;
+  c.num_workers = static_cast<int>(v);
+  {
+    static const char* const names[] = {"core", "none"};
+    static const bool values[] = {true, false};
+    if (!parse_choice("WEFT_BIND", names, values, c.bind_cores, error)) return false;
+  }
+  {
+    static const char* const names[] = {"depth", "fifo", "priority"};
+    static const schedule_policy values[] = {schedule_policy::depth, schedule_policy::fifo, schedule_policy::priority};
+    if (!parse_choice("WEFT_SCHEDULE", names, values, c.schedule, error)) return false;
+  }
+  {
+    static const char* const names[] = {"random", "history", "hybrid"};
+    static const steal_policy values[] = {steal_policy::random, steal_policy::history, steal_policy::hybrid};
+    if (!parse_choice("WEFT_STEAL", names, values, c.steal, error)) return false;
+  }
+  {
+    static const char* const names[] = {"active", "passive"};
+    static const wait_policy values[] = {wait_policy::active, wait_policy::passive};
+    if (!parse_choice("WEFT_WAIT_POLICY", names, values, c.wait, error)) return false;
+  }
+  v = c.max_priority;
+  if (!parse_int("WEFT_MAX_PRIORITY", 0, 63, v, error)) return false;
+  c.max_priority = static_cast<int>(v);
+  v = 0;
+  if (!parse_int("WEFT_MAX_TASKS", 1, std::int64_t{1} << 36, v, error)) return false;
+  c.max_tasks = v;
+  v = 0;
+  if (!parse_int("WEFT_MAX_READY", 1, std::int64_t{1} << 36, v, error)) return false;
+  c.max_ready = v;
+  v = 0;
+  if (!parse_int("WEFT_DISPLAY_ENV", 0, 1, v, error)) return false;
+  c.display_env = v != 0;
+  return true;
+}
+
+std::string config::describe() const {
+  std::ostringstream os;
+  os << "weft " << WEFT_VERSION_MAJOR << "." << WEFT_VERSION_MINOR << " settings:\n"
+     << "  WEFT_NUM_THREADS=" << num_workers << "\n"
+     << "  WEFT_BIND=" << (bind_cores ? "core" : "none") << "\n"
+     << "  WEFT_SCHEDULE=" << name(schedule) << "\n"
+     << "  WEFT_STEAL=" << name(steal) << "\n"
+     << "  WEFT_WAIT_POLICY=" << name(wait) << "\n"
+     << "  WEFT_MAX_PRIORITY=" << max_priority << "\n"
+     << "  WEFT_MAX_TASKS=" << max_tasks << "\n"
+     << "  WEFT_MAX_READY=" << max_ready << "\n";
+  return os.str();
+}
+
+}  // namespace weft::core

@@ -1,0 +1,33 @@
+// Settings read from the environment at weft_init.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace weft::core {
+
+enum class schedule_policy { depth, fifo, priority };
+enum class steal_policy { random, history, hybrid };
+enum class wait_policy { active, passive };
+
+struct config {
+  int num_workers = 0;            // 0: one per core of the affinity mask
+  bool bind_cores = true;         // WEFT_BIND=core|none
+  schedule_policy schedule = schedule_policy::depth;
+  steal_policy steal = steal_policy::hybrid;
+  wait_policy wait = wait_policy::passive;
+  int max_priority = 8;
+  std::int64_t max_tasks = 0;     // 0: default computed from the worker count
+  std::int64_t max_ready = 0;     // per producer; 0: default
+  bool display_env = false;
+
+  // Parses WEFT_* variables. On a malformed value, error names the variable and what it accepts.
+  static bool from_environment(config& out, std::string& error);
+  std::string describe() const;
+};
+
+const char* name(schedule_policy p);
+const char* name(steal_policy p);
+const char* name(wait_policy p);
+
+}  // namespace weft::core

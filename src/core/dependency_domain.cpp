@@ -1,0 +1,236 @@
+#include "core/dependency_domain.hpp"
+
+#include <cstring>
+
+#include "core/engine.hpp"
+
+namespace weft::core {
+
+namespace {
+std::uint32_t hash_address(const void* a) {
+  auto x = reinterpret_cast<std::uintptr_t>(a);
+  x ^= x >> 29;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 32;
+  return static_cast<std::uint32_t>(x);
+}
+}  // namespace
+
+// Adds pred -> succ unless it already exists (the producer creates edges into one successor at a
+// time, so remembering the last successor of each predecessor detects duplicates in O(1)) or pred
+// has already completed (pruned: the successor does not need to wait for it).
+static bool link(worker& w, task* pred, task* succ) {
+  if (pred->last_successor == succ) {
+    worker_counters::bump(w.counters.edges_elided);
+    return false;
+  }
+  pred->last_successor = succ;
+  // Acquire: if pred is closed, its body's effects must be visible to whatever follows succ.
+  std::uint32_t n = pred->successors.load(std::memory_order_acquire);
+  if (n & successors_closed) {
+    worker_counters::bump(w.counters.edges_pruned);
+    return false;
+  }
+  if (n < inline_successors) {
+    pred->slot[n] = succ;
+  } else {
+    std::uint32_t index = n - inline_successors;
+    std::uint32_t in_block = index % block_successors;
+    successor_block* b;
+    if (index == 0) {
+      b = static_cast<successor_block*>(w.successor_cache.allocate());
+      b->next = nullptr;
+      b->tail = b;
+      pred->more_successors = b;
+    } else {
+      successor_block* first = pred->more_successors;
+      b = first->tail;
+      if (in_block == 0) {
+        // The completer reads b->next only for slots it was told exist (the count below), so
+        // linking a block for a slot whose edge then gets pruned is harmless; blocks are freed
+        // with the task.
+        successor_block* nb = static_cast<successor_block*>(w.successor_cache.allocate());
+        nb->next = nullptr;
+        b->next = nb;
+        first->tail = nb;
+        b = nb;
+      }
+    }
+    b->slot[in_block] = succ;
+  }
+  // Release publishes the slot; fails only if pred completed meanwhile (then the edge is pruned).
+  if (!pred->successors.compare_exchange_strong(n, n + 1, std::memory_order_release, std::memory_order_acquire)) {
+    worker_counters::bump(w.counters.edges_pruned);
+    return false;
+  }
+  worker_counters::bump(w.counters.edges_created);
+  return true;
+}
+
+void add_edge(worker& w, task* pred, task* succ, int& added) {
+  if (link(w, pred, succ)) ++added;
+}
+
+// Ends the guard of a node or task whose edges are all in place: `added` predecessors remain.
+// Returns true when none is left (the caller makes it ready).
+bool finish_linking(task* t, int added) {
+  if (added == 0) {
+    // No predecessor ever saw t: nobody else touches preds.
+    t->preds.store(0, std::memory_order_relaxed);
+    return true;
+  }
+  // acq_rel: the last predecessor's effects must be visible if we are the one reaching zero.
+  return t->preds.fetch_sub(creation_guard - added, std::memory_order_acq_rel) == creation_guard - added;
+}
+
+dependency_domain::dependency_domain() : table_(16), mask_(15) {
+  for (auto& r : table_) r.address = nullptr;
+}
+
+access_record& dependency_domain::find_or_insert(const void* address) {
+  std::uint32_t i = hash_address(address) & mask_;
+  for (;;) {
+    access_record& r = table_[i];
+    if (r.address == address) return r;
+    if (r.address == nullptr) {
+      if ((occupied_.size() + 1) * 2 > table_.size()) {
+        grow();
+        return find_or_insert(address);
+      }
+      r.address = address;
+      r.gate = nullptr;
+      r.group = 0;
+      r.count = 0;
+      occupied_.push_back(i);
+      return r;
+    }
+    i = (i + 1) & mask_;
+  }
+}
+
+void dependency_domain::grow() {
+  std::vector<access_record> old(table_.size() * 2);
+  old.swap(table_);
+  mask_ = static_cast<std::uint32_t>(table_.size() - 1);
+  for (auto& r : table_) r.address = nullptr;
+  occupied_.clear();
+  for (auto& r : old) {
+    if (!r.address) continue;
+    std::uint32_t i = hash_address(r.address) & mask_;
+    while (table_[i].address) i = (i + 1) & mask_;
+    table_[i] = r;
+    occupied_.push_back(i);
+  }
+}
+
+void dependency_domain::hold(task* t) {
+  // The first reference is always taken while t is not yet visible to other threads (a task being
+  // submitted, or a node being built), so a plain update is enough.
+  if (t->domain_refs++ == 0) t->refs.store(t->refs.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
+static void release_hold(worker& w, task* t) {
+  if (--t->domain_refs == 0) drop_ref(w, t);
+}
+
+void dependency_domain::set_gate(worker& w, access_record& r, task* gate) {
+  if (gate) hold(gate);
+  if (r.gate) release_hold(w, r.gate);
+  r.gate = gate;
+}
+
+// Joins the members of r's group into one node that becomes the gate.
+task* dependency_domain::close_group(worker& w, access_record& r) {
+  if (r.group == 0) return r.gate;
+  task* gate;
+  if (r.group == WEFT_DEP_MUTEXINOUTSET) {
+    gate = r.member[0];
+    if (finish_linking(gate, static_cast<int>(gate->children_created))) complete_node(w, gate);
+  } else if (r.count == 1) {
+    gate = r.member[0];
+  } else {
+    gate = allocate_node(w, flag_redirect);
+    int added = 0;
+    for (int i = 0; i < r.count; ++i) add_edge(w, r.member[i], gate, added);
+    hold(gate);
+    if (finish_linking(gate, added)) complete_node(w, gate);
+  }
+  set_gate(w, r, gate);
+  for (int i = 0; i < r.count; ++i) release_hold(w, r.member[i]);
+  r.group = 0;
+  r.count = 0;
+  return gate;
+}
+
+void dependency_domain::push_member(worker& w, access_record& r, task* t) {
+  if (r.count == record_members) {
+    // Fold the members into one redirect node so a record stays small however many readers pile
+    // up; the node stands for them when the group closes.
+    task* node = allocate_node(w, flag_redirect);
+    int added = 0;
+    for (int i = 0; i < r.count; ++i) add_edge(w, r.member[i], node, added);
+    hold(node);
+    for (int i = 0; i < r.count; ++i) release_hold(w, r.member[i]);
+    if (finish_linking(node, added)) complete_node(w, node);
+    r.member[0] = node;
+    r.count = 1;
+  }
+  hold(t);
+  r.member[r.count++] = t;
+}
+
+int dependency_domain::add(worker& w, task* t, const void* address, weft_dep_type type) {
+  access_record& r = find_or_insert(address);
+  int added = 0;
+  if (type == WEFT_DEP_OUT || type == WEFT_DEP_INOUT) {
+    if (r.group == WEFT_DEP_IN) {
+      // Readers then a writer: the writer follows each reader directly (no node needed).
+      for (int i = 0; i < r.count; ++i) add_edge(w, r.member[i], t, added);
+      set_gate(w, r, t);
+      for (int i = 0; i < r.count; ++i) release_hold(w, r.member[i]);
+      r.group = 0;
+      r.count = 0;
+    } else {
+      task* gate = close_group(w, r);
+      if (gate) add_edge(w, gate, t, added);
+      set_gate(w, r, t);
+    }
+  } else {
+    auto group = static_cast<std::uint8_t>(type);
+    if (r.group != group) {
+      close_group(w, r);
+      r.group = group;
+      if (type == WEFT_DEP_MUTEXINOUTSET) {
+        task* node = allocate_node(w, flag_redirect | flag_mutex_group);
+        node->children_created = 0;  // counts member edges until the group closes
+        hold(node);
+        r.member[0] = node;
+        r.count = 1;
+      }
+    }
+    if (r.gate) add_edge(w, r.gate, t, added);
+    if (type == WEFT_DEP_MUTEXINOUTSET) {
+      task* node = r.member[0];
+      int member_edges = 0;
+      add_edge(w, t, node, member_edges);
+      node->children_created += member_edges;
+      attach_mutex_group(w, t, node);
+    } else {
+      push_member(w, r, t);
+    }
+  }
+  return added;
+}
+
+void dependency_domain::clear(worker& w) {
+  for (std::uint32_t i : occupied_) {
+    access_record& r = table_[i];
+    if (r.group == WEFT_DEP_MUTEXINOUTSET) close_group(w, r);
+    if (r.gate) release_hold(w, r.gate);
+    for (int k = 0; k < r.count; ++k) release_hold(w, r.member[k]);
+    r.address = nullptr;
+  }
+  occupied_.clear();
+}
+
+}  // namespace weft::core

@@ -1,0 +1,70 @@
+// Access records of one parent's children, keyed by address. Only the thread running the parent
+// touches them (siblings are created by their parent), so the domain takes no lock.
+//
+// Each record keeps a gate — the task (or node) every later access must follow — and the current
+// group of concurrent accesses of one kind (in, inoutset or mutexinoutset) created since the gate.
+// An access of another kind closes the group: a lone member becomes the gate, several are joined
+// through one empty redirect node (m + n edges instead of m·n, ICPP'23 optimisation (c)); readers
+// followed by a writer link to it directly.
+#pragma once
+
+#include <weft/weft.h>
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "core/task.hpp"
+
+namespace weft::core {
+
+struct worker;
+
+inline constexpr int record_members = 6;
+
+struct access_record {
+  const void* address;  // null: free slot
+  task* gate;
+  std::uint8_t group;   // 0, WEFT_DEP_IN, WEFT_DEP_INOUTSET or WEFT_DEP_MUTEXINOUTSET
+  std::uint8_t count;
+  task* member[record_members];  // for a mutexinoutset group: member[0] is the group node
+};
+
+class dependency_domain {
+ public:
+  dependency_domain();
+  // Orders t after the earlier siblings touching address, per `type`. Returns the number of
+  // edges created into t.
+  int add(worker& w, task* t, const void* address, weft_dep_type type);
+  // Forgets every record (children all finished, or no sibling can be created any more).
+  void clear(worker& w);
+  bool empty() const { return occupied_.empty(); }
+
+ private:
+  access_record& find_or_insert(const void* address);
+  void grow();
+  task* close_group(worker& w, access_record& r);
+  void hold(task* t);
+  void set_gate(worker& w, access_record& r, task* gate);
+  void push_member(worker& w, access_record& r, task* t);
+
+  std::vector<access_record> table_;
+  std::vector<std::uint32_t> occupied_;  // slots in use, for a clear proportional to use
+  std::uint32_t mask_ = 0;
+};
+
+// Failure payload a child handed to its parent (weft_report_error).
+struct error_box {
+  void* payload;
+  void (*release)(void*);
+};
+
+// What a task needs once it has children with accesses, taskgroups or errors.
+struct parent_state {
+  dependency_domain domain;
+  taskgroup* current_group = nullptr;
+  std::atomic<error_box*> error{nullptr};
+  error_box* claimed = nullptr;
+};
+
+}  // namespace weft::core

@@ -1,0 +1,103 @@
+// The task descriptor: three cache lines from a per-worker pool, with the common-case successor
+// slots and the argument block inline so that creating a dependent task allocates nothing else.
+#pragma once
+
+#include <weft/weft.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace weft::core {
+
+struct parent_state;
+struct taskgroup;
+struct successor_block;
+
+inline constexpr std::size_t task_size = 192;
+inline constexpr int inline_successors = 4;
+
+// successors word: number of successor slots in use, plus a bit set once the task has completed
+// (after which no edge may be added: the producer sees the bit and prunes the edge).
+inline constexpr std::uint32_t successors_closed = 1u << 31;
+
+// pending word of a task seen as a parent. While the body runs it holds body_running minus the
+// children finished so far; the producer keeps the number it created in a plain field and folds it
+// in at taskwait (adding in_taskwait) or at the body's end, so creating a child costs no atomic.
+inline constexpr std::int64_t body_running = std::int64_t{1} << 40;
+inline constexpr std::int64_t in_taskwait = std::int64_t{1} << 50;
+
+enum task_flag : std::uint8_t {
+  flag_submitted = 1,      // handed to the runtime: depend/priority/submit now refused
+  flag_has_accesses = 2,   // may be referenced by a dependency domain: successors can appear
+  flag_redirect = 4,       // empty node joining a set of concurrent accesses to later ones
+  flag_large_args = 8,     // args live in a heap block whose pointer is stored inline
+  flag_undeferred = 16,
+  flag_root = 32,          // implicit task of a worker thread (never freed, never queued)
+  flag_mutex_group = 64,   // redirect node whose mutex word serialises a mutexinoutset set
+  flag_many_mutexes = 128, // mutex_group points to a mutex_list
+};
+
+struct alignas(64) task {
+  weft_task_fn fn;
+  task* parent;
+  taskgroup* group;                // taskgroup this task is counted in, or null
+  std::atomic<std::int32_t> preds; // unresolved predecessors (plus a creation guard while linking)
+  std::uint16_t priority;
+  std::uint8_t flags;
+  std::uint8_t mutexes_held;       // mutexinoutset groups acquired so far (in address order)
+  std::atomic<std::uint32_t> successors;  // slot count | successors_closed
+  std::atomic<std::int32_t> refs;  // execution + dependency domain
+  task* last_successor;            // producer only: duplicate-edge elision (ICPP opt. (b))
+  std::uint32_t domain_refs;       // producer only: how many access records name this task
+  std::uint16_t home;              // worker whose pool it came from (statistics, locality)
+  std::atomic<std::int16_t> waiter;  // worker blocked in this task's taskwait, or -1
+  std::atomic<std::int64_t> pending;  // see body_running
+  union {
+    std::int64_t children_created;  // producer only (the thread running this task)
+    task* next_waiter;              // while parked on a mutexinoutset group, before it runs
+  };
+  std::atomic<parent_state*> state;  // lazily: dependency domain, taskgroups, errors
+  successor_block* more_successors;
+  task* mutex_group;               // mutexinoutset group node(s); see mutex_set in runtime
+  task* slot[inline_successors];
+  alignas(16) unsigned char args[WEFT_INLINE_ARGS_SIZE];
+
+  void* arguments() {
+    if (flags & flag_large_args) {
+      void* p;
+      __builtin_memcpy(&p, args, sizeof p);
+      return p;
+    }
+    return args;
+  }
+};
+static_assert(sizeof(task) == task_size, "task descriptor must stay three cache lines");
+
+// Overflow successor slots (appended in order). The first block of a chain also records the
+// chain's tail, so adding an edge to a task with thousands of successors stays O(1).
+inline constexpr int block_successors = task_size / sizeof(task*) - 2;
+struct alignas(64) successor_block {
+  task* slot[block_successors];
+  successor_block* next;
+  successor_block* tail;  // meaningful in the first block only
+};
+
+// The mutexinoutset groups of a task with more than one such access, in address order (the order
+// they are acquired in, so that two tasks never wait on each other).
+struct mutex_list {
+  int count;
+  task* group[1];
+};
+static_assert(sizeof(successor_block) == task_size);
+
+// Completion-counted group of descendants (weft_taskgroup_begin/end).
+struct alignas(64) taskgroup {
+  std::atomic<std::int64_t> pending;  // descendants not finished (+ in_taskwait while waited on)
+  taskgroup* outer;                   // enclosing group opened by the same task
+  std::atomic<int> waiter;            // worker blocked in taskgroup_end, or -1
+  unsigned char pad[task_size - 20];
+};
+static_assert(sizeof(taskgroup) == task_size);
+
+}  // namespace weft::core

@@ -1,0 +1,468 @@
+// A task's life: allocation, submission (dependences), execution, completion, recycling.
+#include <weft/weft.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/dependency_domain.hpp"
+#include "core/engine.hpp"
+
+namespace weft::core {
+
+namespace {
+
+void init_descriptor(worker& w, task* t, weft_task_fn fn, std::uint8_t flags) {
+  t->fn = fn;
+  t->parent = w.current;
+  t->group = nullptr;
+  t->preds.store(creation_guard, std::memory_order_relaxed);
+  t->priority = 0;
+  t->flags = flags;
+  t->mutexes_held = 0;
+  t->successors.store(0, std::memory_order_relaxed);
+  t->refs.store(1, std::memory_order_relaxed);
+  t->last_successor = nullptr;
+  t->domain_refs = 0;
+  t->home = static_cast<std::uint16_t>(w.id);
+  t->waiter.store(-1, std::memory_order_relaxed);
+  t->pending.store(body_running, std::memory_order_relaxed);
+  t->children_created = 0;
+  t->state.store(nullptr, std::memory_order_relaxed);
+  t->more_successors = nullptr;
+  t->mutex_group = nullptr;
+}
+
+task* group_at(task* t, int i) {
+  if (t->flags & flag_many_mutexes) return reinterpret_cast<mutex_list*>(t->mutex_group)->group[i];
+  return t->mutex_group;
+}
+int group_count(task* t) {
+  if (!t->mutex_group) return 0;
+  if (t->flags & flag_many_mutexes) return reinterpret_cast<mutex_list*>(t->mutex_group)->count;
+  return 1;
+}
+
+// A group node's pending word is its mutex: the head of a stack of parked tasks, low bit = held.
+constexpr std::int64_t mutex_held = 1;
+
+// Acquires t's remaining mutexinoutset groups in address order. On a busy group, t parks there and
+// the holder hands it the group when it finishes.
+bool acquire_mutexes(task* t) {
+  int n = group_count(t);
+  while (t->mutexes_held < n) {
+    task* g = group_at(t, t->mutexes_held);
+    std::int64_t s = g->pending.load(std::memory_order_relaxed);
+    for (;;) {
+      if (!(s & mutex_held)) {
+        // acq_rel: the previous holder's effects are visible to t.
+        if (g->pending.compare_exchange_weak(s, s | mutex_held, std::memory_order_acq_rel, std::memory_order_relaxed)) {
+          ++t->mutexes_held;
+          break;
+        }
+      } else {
+        t->next_waiter = reinterpret_cast<task*>(s & ~mutex_held);
+        // Release publishes next_waiter to the holder that will pop t.
+        if (g->pending.compare_exchange_weak(s, reinterpret_cast<std::int64_t>(t) | mutex_held,
+                                             std::memory_order_acq_rel, std::memory_order_relaxed))
+          return false;
+      }
+    }
+  }
+  t->children_created = 0;  // the union member used while parked
+  return true;
+}
+
+void release_mutexes(worker& w, task* t) {
+  for (int i = group_count(t) - 1; i >= 0; --i) {
+    task* g = group_at(t, i);
+    std::int64_t s = g->pending.load(std::memory_order_acquire);
+    for (;;) {
+      auto* head = reinterpret_cast<task*>(s & ~mutex_held);
+      if (!head) {
+        if (g->pending.compare_exchange_weak(s, 0, std::memory_order_acq_rel, std::memory_order_acquire)) break;
+        continue;
+      }
+      // Only the holder pops, and a parked task is never pushed twice, so there is no ABA here.
+      std::int64_t rest = reinterpret_cast<std::int64_t>(head->next_waiter) | mutex_held;
+      if (g->pending.compare_exchange_weak(s, rest, std::memory_order_acq_rel, std::memory_order_acquire)) {
+        ++head->mutexes_held;  // the group passes to head without being released
+        if (acquire_mutexes(head)) make_ready(w, head, false);
+        break;
+      }
+    }
+  }
+}
+
+void release_one(worker& w, task* s, bool& first) {
+  // acq_rel: the predecessor's effects (release) must be visible to whoever runs s (acquire).
+  if (s->preds.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (s->flags & flag_redirect) {
+    w.redirect_worklist.push_back(s);
+    return;
+  }
+  predecessors_done(w, s, first);
+  first = false;
+}
+
+// Closes t against new edges and releases its successors; the first released runs next here.
+void release_successors(worker& w, task* t) {
+  std::uint32_t n = t->successors.fetch_or(successors_closed, std::memory_order_acq_rel) & ~successors_closed;
+  bool first = true;
+  std::uint32_t k = 0;
+  for (; k < n && k < static_cast<std::uint32_t>(inline_successors); ++k) release_one(w, t->slot[k], first);
+  for (successor_block* b = t->more_successors; k < n; b = b->next)
+    for (int i = 0; i < block_successors && k < n; ++i, ++k) release_one(w, b->slot[i], first);
+}
+
+void free_task(worker& w, task* t) {
+  for (successor_block* b = t->more_successors; b;) {
+    successor_block* next = b->next;
+    w.successor_cache.release(b);
+    b = next;
+  }
+  if (t->flags & flag_large_args) std::free(t->arguments());
+  if (t->flags & flag_many_mutexes) std::free(t->mutex_group);
+  if (t->flags & flag_redirect) instance->redirect_live.fetch_sub(1, std::memory_order_relaxed);
+  w.task_cache.release(t);
+}
+
+void discard_errors(parent_state* ps, bool warn) {
+  error_box* boxes[2] = {ps->error.exchange(nullptr, std::memory_order_acquire), ps->claimed};
+  ps->claimed = nullptr;
+  for (error_box* b : boxes) {
+    if (!b) continue;
+    if (warn) std::fprintf(stderr, "weft: a task reported an error that its parent never waited for\n");
+    if (b->release) b->release(b->payload);
+    delete b;
+  }
+}
+
+// t's body has ended and every child of t has finished: nothing refers to t as a parent any more.
+void fully_done(worker& w, task* t) {
+  if (parent_state* ps = t->state.load(std::memory_order_relaxed)) {
+    discard_errors(ps, true);
+    t->state.store(nullptr, std::memory_order_relaxed);
+    w.spare_states.push_back(ps);
+  }
+  drop_ref(w, t);
+}
+
+void notify_parent(worker& w, task* parent) {
+  // acq_rel: the child's effects reach the parent's taskwait; the last child sees the parent's.
+  std::int64_t left = parent->pending.fetch_sub(1, std::memory_order_acq_rel) - 1;
+  if (left == in_taskwait) {
+    int waiter = parent->waiter.load(std::memory_order_relaxed);
+    if (waiter >= 0) sched::idle_park::wake(instance->workers[waiter]->sleep_word);
+  } else if (left == 0) {
+    fully_done(w, parent);
+  }
+}
+
+void notify_group(taskgroup* g) {
+  std::int64_t left = g->pending.fetch_sub(1, std::memory_order_acq_rel) - 1;
+  if (left == in_taskwait) {
+    // A stale read here (group already recycled) can only cause a spurious wake-up: groups come
+    // from a type-stable pool.
+    int waiter = g->waiter.load(std::memory_order_relaxed);
+    if (waiter >= 0) sched::idle_park::wake(instance->workers[waiter]->sleep_word);
+  }
+}
+
+void drain_redirects(worker& w) {
+  while (!w.redirect_worklist.empty()) {
+    task* node = w.redirect_worklist.back();
+    w.redirect_worklist.pop_back();
+    release_successors(w, node);
+    drop_ref(w, node);
+  }
+}
+
+void finish_body(worker& w, task* t) {
+  if (parent_state* ps = t->state.load(std::memory_order_relaxed)) {
+    if (ps->current_group) {
+      std::fprintf(stderr, "weft: a task ended with a taskgroup still open; waiting for it\n");
+      while (ps->current_group) taskgroup_end(w);
+    }
+    // No sibling can be created any more: the children's access records are not needed.
+    ps->domain.clear(w);
+  }
+  if (t->mutex_group) release_mutexes(w, t);
+  if (t->flags & flag_has_accesses) {
+    release_successors(w, t);
+    drain_redirects(w);
+  }
+  if (t->group) notify_group(t->group);
+  task* parent = t->parent;
+  worker_counters::bump(w.counters.tasks_completed);
+  w.finished.store(w.finished.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  // Own children: fold the count created into pending; the last of them (or this) finishes t.
+  bool done;
+  if (t->children_created == 0) {
+    done = true;
+  } else {
+    std::int64_t delta = body_running - t->children_created;
+    done = t->pending.fetch_sub(delta, std::memory_order_acq_rel) == delta;
+  }
+  notify_parent(w, parent);
+  if (done) fully_done(w, t);
+}
+
+void attach_group(worker&, task* t, task* group) {
+  if (!t->mutex_group) {
+    t->mutex_group = group;
+    return;
+  }
+  int n = group_count(t);
+  auto* list = static_cast<mutex_list*>(std::malloc(sizeof(mutex_list) + n * sizeof(task*)));
+  if (!list) {
+    std::fprintf(stderr, "weft: out of memory in weft_task_submit (mutexinoutset list)\n");
+    std::abort();
+  }
+  list->count = n + 1;
+  for (int i = 0; i < n; ++i) list->group[i] = group_at(t, i);
+  list->group[n] = group;
+  if (t->flags & flag_many_mutexes) std::free(t->mutex_group);
+  t->mutex_group = reinterpret_cast<task*>(list);
+  t->flags |= flag_many_mutexes;
+}
+
+}  // namespace
+
+void attach_mutex_group(worker& w, task* t, task* group) { attach_group(w, t, group); }
+
+task* allocate_task(worker& w, weft_task_fn fn, std::size_t args_size, unsigned flags) {
+  task* t = static_cast<task*>(w.task_cache.allocate());
+  init_descriptor(w, t, fn, (flags & WEFT_TASK_UNDEFERRED) ? flag_undeferred : 0);
+  if (args_size > WEFT_INLINE_ARGS_SIZE) {
+    void* block = std::aligned_alloc(16, (args_size + 15) & ~std::size_t{15});
+    if (!block) {
+      w.task_cache.release(t);
+      return nullptr;
+    }
+    std::memcpy(t->args, &block, sizeof block);
+    t->flags |= flag_large_args;
+  }
+  return t;
+}
+
+task* allocate_node(worker& w, std::uint8_t flags) {
+  task* t = static_cast<task*>(w.task_cache.allocate());
+  init_descriptor(w, t, nullptr, flags);
+  if (flags & flag_mutex_group) t->pending.store(0, std::memory_order_relaxed);
+  worker_counters::bump(w.counters.redirect_nodes);
+  instance->redirect_live.fetch_add(1, std::memory_order_relaxed);
+  return t;
+}
+
+void discard_task(worker& w, task* t) {
+  auto& acc = w.accesses;
+  acc.erase(std::remove_if(acc.begin(), acc.end(), [t](const pending_access& a) { return a.owner == t; }), acc.end());
+  t->flags |= flag_submitted;
+  free_task(w, t);
+}
+
+void drop_ref(worker& w, task* t) {
+  // acq_rel: whoever frees t must see every other holder's last use of it.
+  if (t->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) free_task(w, t);
+}
+
+void complete_node(worker& w, task* node) {
+  w.redirect_worklist.push_back(node);
+  drain_redirects(w);
+}
+
+void predecessors_done(worker& w, task* t, bool may_run_next) {
+  if (t->mutex_group && !acquire_mutexes(t)) return;  // parked: the holder will make it ready
+  make_ready(w, t, may_run_next);
+}
+
+int submit_task(worker& w, task* t) {
+  task* parent = t->parent;
+  t->flags |= flag_submitted;
+  bool undeferred = t->flags & flag_undeferred;
+
+  // Taskgroup membership: the innermost group open in the creating task, else the creator's own.
+  parent_state* ps = parent->state.load(std::memory_order_relaxed);
+  taskgroup* g = (ps && ps->current_group) ? ps->current_group : parent->group;
+  t->group = g;
+  if (g) g->pending.fetch_add(1, std::memory_order_relaxed);  // before t can finish: no ordering
+  ++parent->children_created;
+  worker_counters::bump(w.counters.tasks_created);
+  w.submitted.store(w.submitted.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+
+  // Gather t's accesses (normally the last ones declared on this worker).
+  pending_access local[16];
+  int count = 0;
+  std::vector<pending_access> spill;
+  auto& acc = w.accesses;
+  if (!acc.empty()) {
+    std::size_t keep = 0;
+    for (std::size_t i = 0; i < acc.size(); ++i) {
+      if (acc[i].owner != t) {
+        acc[keep++] = acc[i];
+      } else if (count < 16) {
+        local[count++] = acc[i];
+      } else {
+        spill.push_back(acc[i]);
+      }
+    }
+    acc.resize(keep);
+  }
+  if (undeferred) t->refs.store(t->refs.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+
+  int added = 0;
+  if (count) {
+    t->flags |= flag_has_accesses;
+    pending_access* a = local;
+    if (!spill.empty()) {
+      spill.insert(spill.begin(), local, local + count);
+      a = spill.data();
+      count = static_cast<int>(spill.size());
+    }
+    // Address order merges duplicates and fixes the order mutexinoutset groups are acquired in.
+    if (count > 1) {
+      std::sort(a, a + count, [](const pending_access& x, const pending_access& y) { return x.address < y.address; });
+      int m = 0;
+      for (int i = 0; i < count; ++i) {
+        if (m && a[m - 1].address == a[i].address) {
+          if (a[m - 1].type != a[i].type) a[m - 1].type = WEFT_DEP_INOUT;  // mixed kinds: strongest
+        } else {
+          a[m++] = a[i];
+        }
+      }
+      count = m;
+    }
+    parent_state& domain_owner = state_of(w, parent);
+    for (int i = 0; i < count; ++i) added += domain_owner.domain.add(w, t, a[i].address, a[i].type);
+  } else if (undeferred) {
+    t->flags |= flag_has_accesses;  // so that completion is observable through successors
+  }
+
+  if (undeferred) {
+    if (finish_linking(t, added)) {
+      if (!t->mutex_group || acquire_mutexes(t)) {
+        execute_task(w, t);
+      }
+    }
+    run_until(w, [t] { return (t->successors.load(std::memory_order_acquire) & successors_closed) != 0; });
+    drop_ref(w, t);
+    return WEFT_OK;
+  }
+  if (finish_linking(t, added)) predecessors_done(w, t, false);
+  return WEFT_OK;
+}
+
+void execute_task(worker& w, task* t) {
+  task* saved = w.current;
+  w.current = t;
+  ++w.nesting;
+  t->fn(t->arguments());
+  --w.nesting;
+  w.current = saved;
+  finish_body(w, t);
+}
+
+parent_state& state_of(worker& w, task* t) {
+  parent_state* ps = t->state.load(std::memory_order_relaxed);
+  if (ps) return *ps;
+  parent_state* fresh;
+  if (!w.spare_states.empty()) {
+    fresh = w.spare_states.back();
+    w.spare_states.pop_back();
+  } else {
+    fresh = new parent_state;
+  }
+  // A child reporting an error may install a state concurrently (report_error): race for it.
+  if (t->state.compare_exchange_strong(ps, fresh, std::memory_order_acq_rel, std::memory_order_acquire)) return *fresh;
+  w.spare_states.push_back(fresh);
+  return *ps;
+}
+
+int taskwait(worker& w) {
+  task* c = w.current;
+  if (c->children_created != 0) {
+    c->waiter.store(static_cast<std::int16_t>(w.id), std::memory_order_relaxed);
+    std::int64_t delta = body_running - c->children_created - in_taskwait;
+    // acq_rel: children that already finished are visible; the waiter id is published.
+    if (c->pending.fetch_sub(delta, std::memory_order_acq_rel) - delta != in_taskwait)
+      run_until(w, [c] { return c->pending.load(std::memory_order_acquire) == in_taskwait; });
+    c->pending.store(body_running, std::memory_order_relaxed);  // no child left to race with
+    c->children_created = 0;
+    c->waiter.store(-1, std::memory_order_relaxed);
+    // Every sibling has finished: their access records can only create pruned edges now.
+    if (parent_state* ps = c->state.load(std::memory_order_relaxed)) ps->domain.clear(w);
+  }
+  parent_state* ps = c->state.load(std::memory_order_acquire);
+  if (ps) {
+    if (error_box* b = ps->error.exchange(nullptr, std::memory_order_acquire)) {
+      discard_errors(ps, false);  // an unclaimed older error is replaced
+      ps->claimed = b;
+      return WEFT_ERR_TASK_FAILED;
+    }
+  }
+  return WEFT_OK;
+}
+
+int taskgroup_begin(worker& w) {
+  parent_state& ps = state_of(w, w.current);
+  auto* g = static_cast<taskgroup*>(w.group_cache.allocate());
+  g->pending.store(0, std::memory_order_relaxed);
+  g->outer = ps.current_group;
+  g->waiter.store(-1, std::memory_order_relaxed);
+  ps.current_group = g;
+  return WEFT_OK;
+}
+
+int taskgroup_end(worker& w) {
+  parent_state* ps = w.current->state.load(std::memory_order_relaxed);
+  if (!ps || !ps->current_group) return WEFT_ERR_NO_TASKGROUP;
+  taskgroup* g = ps->current_group;
+  g->waiter.store(w.id, std::memory_order_relaxed);
+  if (g->pending.fetch_add(in_taskwait, std::memory_order_acq_rel) != 0)
+    run_until(w, [g] { return g->pending.load(std::memory_order_acquire) == in_taskwait; });
+  ps->current_group = g->outer;
+  w.group_cache.release(g);
+  if (error_box* b = ps->error.exchange(nullptr, std::memory_order_acquire)) {
+    discard_errors(ps, false);
+    ps->claimed = b;
+    return WEFT_ERR_TASK_FAILED;
+  }
+  return WEFT_OK;
+}
+
+int report_error(worker& w, void* payload, void (*release)(void*)) {
+  task* t = w.current;
+  task* parent = t->parent;
+  if (!parent) return WEFT_ERR_NOT_A_WORKER;  // the implicit task has no parent to tell
+  parent_state* ps = parent->state.load(std::memory_order_acquire);
+  if (!ps) {
+    // The parent runs elsewhere: create its state here and race to install it.
+    auto* fresh = new parent_state;
+    if (parent->state.compare_exchange_strong(ps, fresh, std::memory_order_acq_rel, std::memory_order_acquire)) {
+      ps = fresh;
+    } else {
+      delete fresh;
+    }
+  }
+  auto* box = new error_box{payload, release};
+  error_box* expected = nullptr;
+  if (!ps->error.compare_exchange_strong(expected, box, std::memory_order_acq_rel, std::memory_order_relaxed)) {
+    if (release) release(payload);
+    delete box;
+  }
+  return WEFT_OK;
+}
+
+void* take_error(worker& w) {
+  parent_state* ps = w.current->state.load(std::memory_order_relaxed);
+  if (!ps || !ps->claimed) return nullptr;
+  error_box* b = ps->claimed;
+  ps->claimed = nullptr;
+  void* p = b->payload;
+  delete b;
+  return p;
+}
+
+}  // namespace weft::core

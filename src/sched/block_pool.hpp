@@ -1,0 +1,117 @@
+// Type-stable pools of fixed-size blocks: a free list per worker (no atomics, no locks), slabs
+// allocated in bulk, and a shared stack of batches that moves blocks from workers that free more
+// than they allocate (consumers) to workers that allocate more than they free (producers). Blocks
+// are never returned to the system while the runtime runs, so a stale pointer still points at an
+// object of the same type — a fact the completion protocol relies on for benign late reads.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdlib>
+#include <mutex>
+#include <new>
+#include <vector>
+
+namespace weft::sched {
+
+// Blocks shared by all workers of one runtime for one object type.
+class block_depot {
+ public:
+  block_depot(std::size_t block_size, std::size_t batch) : block_size_(block_size), batch_(batch) {}
+  block_depot(const block_depot&) = delete;
+  block_depot& operator=(const block_depot&) = delete;
+  ~block_depot() {
+    for (void* s : slabs_) std::free(s);
+  }
+
+  std::size_t block_size() const { return block_size_; }
+  std::size_t batch() const { return batch_; }
+
+  // A chain of `batch` blocks linked through their first word, or null. Rare path: a lock is fine.
+  void* take_batch() {
+    std::lock_guard<std::mutex> g(lock_);
+    if (batches_.empty()) return nullptr;
+    void* b = batches_.back();
+    batches_.pop_back();
+    return b;
+  }
+  void give_batch(void* chain) {
+    std::lock_guard<std::mutex> g(lock_);
+    batches_.push_back(chain);
+  }
+  // Fresh blocks, linked; throws std::bad_alloc when the system has no memory left.
+  void* new_slab(std::size_t count) {
+    void* slab = std::aligned_alloc(64, block_size_ * count);
+    if (!slab) throw std::bad_alloc();
+    {
+      std::lock_guard<std::mutex> g(lock_);
+      slabs_.push_back(slab);
+    }
+    char* p = static_cast<char*>(slab);
+    for (std::size_t i = 0; i < count; ++i) {
+      void* next = i + 1 < count ? p + (i + 1) * block_size_ : nullptr;
+      *reinterpret_cast<void**>(p + i * block_size_) = next;
+    }
+    return slab;
+  }
+  std::size_t slab_bytes() {
+    std::lock_guard<std::mutex> g(lock_);
+    return slabs_.size();
+  }
+
+ private:
+  const std::size_t block_size_;
+  const std::size_t batch_;
+  std::mutex lock_;
+  std::vector<void*> batches_;
+  std::vector<void*> slabs_;
+};
+
+// One worker's free list for one block type. Owner thread only.
+class block_cache {
+ public:
+  explicit block_cache(block_depot& depot) : depot_(depot) {}
+  block_cache(const block_cache&) = delete;
+  block_cache& operator=(const block_cache&) = delete;
+
+  void* allocate() {
+    if (!head_) refill();
+    void* b = head_;
+    head_ = *static_cast<void**>(b);
+    --count_;
+    return b;
+  }
+
+  void release(void* b) {
+    *static_cast<void**>(b) = head_;
+    head_ = b;
+    if (++count_ >= 2 * depot_.batch()) spill();
+  }
+
+ private:
+  void refill() {
+    head_ = depot_.take_batch();
+    if (head_) {
+      count_ = depot_.batch();
+    } else {
+      head_ = depot_.new_slab(depot_.batch());
+      count_ = depot_.batch();
+    }
+  }
+  // Hands `batch` blocks to the depot so that a producer can reuse them.
+  void spill() {
+    void* first = head_;
+    void* last = head_;
+    for (std::size_t i = 1; i < depot_.batch(); ++i) last = *static_cast<void**>(last);
+    head_ = *static_cast<void**>(last);
+    *static_cast<void**>(last) = nullptr;
+    count_ -= depot_.batch();
+    depot_.give_batch(first);
+  }
+
+  block_depot& depot_;
+  void* head_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+}  // namespace weft::sched

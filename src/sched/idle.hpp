@@ -1,0 +1,65 @@
+// Parking idle workers without losing wake-ups and without a fence on the hot path.
+//
+// A producer that makes work available does only a compiler barrier before reading the sleeper
+// count; a worker about to sleep publishes itself and then issues a process-wide memory barrier
+// (membarrier(2)), which orders the producer's earlier queue store for it. This is the asymmetric
+// Dekker pattern: the rare side (going to sleep) pays, the common side (pushing a task) does not.
+// Where membarrier is unavailable both sides use a full fence.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace weft::sched {
+
+class idle_park {
+ public:
+  void init();  // registers for membarrier once per process
+
+  // Hot path, after a task was made available.
+  void notify_work() {
+    if (cheap_fence_) std::atomic_signal_fence(std::memory_order_seq_cst);
+    else std::atomic_thread_fence(std::memory_order_seq_cst);
+    // Relaxed: ordered by the fence above (paired with heavy_fence on the sleeping side).
+    if (sleepers_.load(std::memory_order_relaxed) != 0) wake_one();
+  }
+
+  // Worker `self` (its futex word) sleeps unless ready() turns true after it announced itself.
+  // Returns after a wake-up, a timeout (ns; 0 = none), or immediately when ready() holds.
+  template <class Ready>
+  void sleep(std::atomic<std::uint32_t>& word, Ready&& ready, std::int64_t timeout_ns) {
+    word.store(1, std::memory_order_seq_cst);
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    heavy_fence();
+    if (!ready()) futex_wait(word, 1, timeout_ns);
+    word.store(0, std::memory_order_relaxed);
+    sleepers_.fetch_sub(1, std::memory_order_relaxed);
+  }
+
+  // Wakes the worker owning `word` if it sleeps (used when a wait it announced is satisfied).
+  static void wake(std::atomic<std::uint32_t>& word) {
+    if (word.exchange(0, std::memory_order_seq_cst) == 1) futex_wake(word);
+  }
+
+  void set_words(std::atomic<std::uint32_t>* const* words, int count) {
+    words_ = words;
+    count_ = count;
+  }
+  void wake_all() {
+    for (int i = 0; i < count_; ++i) wake(*words_[i]);
+  }
+
+ private:
+  void wake_one();
+  void heavy_fence();
+  static void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t timeout_ns);
+  static void futex_wake(std::atomic<std::uint32_t>& word);
+
+  bool cheap_fence_ = false;
+  std::atomic<std::uint32_t>* const* words_ = nullptr;
+  int count_ = 0;
+  std::atomic<unsigned> rotor_{0};
+  alignas(64) std::atomic<int> sleepers_{0};
+};
+
+}  // namespace weft::sched

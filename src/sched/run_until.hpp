@@ -1,0 +1,24 @@
+// The loop a worker runs while it waits for a condition: it keeps its core busy with other ready
+// tasks, nesting them on its stack up to max_nesting, then parks until woken.
+#pragma once
+
+namespace weft::core {
+
+inline constexpr int max_nesting = 256;
+
+template <class Done>
+void run_until(worker& w, Done&& done) {
+  int spins = 0;
+  while (!done()) {
+    task* t = w.nesting < max_nesting ? find_work(w) : nullptr;
+    if (t) {
+      spins = 0;
+      execute_task(w, t);
+      continue;
+    }
+    auto ready = [](void* d) { return (*static_cast<std::remove_reference_t<Done>*>(d))(); };
+    idle_wait(w, ready, &done, spins);
+  }
+}
+
+}  // namespace weft::core

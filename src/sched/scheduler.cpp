@@ -1,0 +1,430 @@
+// Workers, ready queues, stealing, idling, throttling, and the runtime's start and stop.
+#include <hwloc.h>
+#include <sched.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/dependency_domain.hpp"
+#include "core/engine.hpp"
+
+namespace weft::core {
+
+runtime* instance = nullptr;
+thread_local worker* current_worker = nullptr;
+
+namespace {
+
+inline void cpu_relax() { __builtin_ia32_pause(); }
+
+std::uint64_t next_random(worker& w) {
+  // xorshift64*: cheap, per worker, good enough to spread victims.
+  std::uint64_t x = w.random_state;
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  w.random_state = x;
+  return x * 0x2545F4914F6CDD1Dull;
+}
+
+bool push_priority(runtime& rt, task* t) {
+  int level = t->priority;
+  if (!rt.lanes[level]->push(t)) return false;
+  rt.priority_ready.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+task* pop_priority(runtime& rt) {
+  for (int level = static_cast<int>(rt.lanes.size()) - 1; level >= 0; --level) {
+    if (task* t = rt.lanes[level]->pop()) {
+      rt.priority_ready.fetch_sub(1, std::memory_order_relaxed);
+      return t;
+    }
+  }
+  return nullptr;
+}
+
+task* try_steal_from(runtime& rt, worker& w, int victim) {
+  if (victim == w.id) return nullptr;
+  task* t = rt.workers[victim]->deque.steal();
+  if (t) worker_counters::bump(w.counters.steals);
+  return t;
+}
+
+// Victim selection. random: a random victim; history: the last successful victim while it has
+// work; hybrid (ICS'21 Algorithm 2): the history slot is followed after a failure, and after a
+// success the next slot (normally empty) sends the worker to a random victim, so that workers do
+// not all drain the same victim. A sweep over all workers follows so that work is never missed.
+task* steal(runtime& rt, worker& w) {
+  int n = rt.num_workers;
+  if (n == 1) return nullptr;
+  constexpr int slots = 4;
+  int victim;
+  bool from_history = false;
+  switch (rt.cfg.steal) {
+    case steal_policy::random:
+      victim = static_cast<int>(next_random(w) % n);
+      break;
+    case steal_policy::history:
+      from_history = w.history[0] >= 0;
+      victim = from_history ? w.history[0] : static_cast<int>(next_random(w) % n);
+      break;
+    case steal_policy::hybrid:
+    default:
+      from_history = w.history[w.history_index] >= 0;
+      victim = from_history ? w.history[w.history_index] : static_cast<int>(next_random(w) % n);
+      break;
+  }
+  task* t = try_steal_from(rt, w, victim);
+  if (rt.cfg.steal == steal_policy::history) {
+    w.history[0] = t ? victim : -1;
+  } else if (rt.cfg.steal == steal_policy::hybrid) {
+    if (t) {
+      w.history[w.history_index] = victim;
+      if (w.history_index + 1 < slots) ++w.history_index;
+    } else {
+      w.history[w.history_index] = -1;
+      if (w.history_index > 0) --w.history_index;
+    }
+  }
+  if (t) return t;
+  int start = static_cast<int>(next_random(w) % n);
+  for (int i = 0; i < n; ++i) {
+    int v = (start + i) % n;
+    if (v == victim) continue;
+    if ((t = try_steal_from(rt, w, v))) {
+      if (rt.cfg.steal == steal_policy::history) w.history[0] = v;
+      if (rt.cfg.steal == steal_policy::hybrid) w.history[w.history_index] = v;
+      return t;
+    }
+  }
+  return nullptr;
+}
+
+bool work_visible(runtime& rt) {
+  if (rt.priority_ready.load(std::memory_order_relaxed) > 0) return true;
+  for (auto& v : rt.workers)
+    if (!v->deque.empty()) return true;
+  return false;
+}
+
+void worker_main(runtime* rt, worker* w, hwloc_topology_t topo, hwloc_const_cpuset_t set) {
+  current_worker = w;
+  if (set) hwloc_set_cpubind(topo, set, HWLOC_CPUBIND_THREAD);
+  int spins = 0;
+  auto stopping = [](void* r) { return static_cast<runtime*>(r)->stopping.load(std::memory_order_acquire); };
+  while (!rt->stopping.load(std::memory_order_acquire)) {
+    if (task* t = find_work(*w)) {
+      spins = 0;
+      execute_task(*w, t);
+    } else {
+      idle_wait(*w, stopping, rt, spins);
+    }
+  }
+  current_worker = nullptr;
+}
+
+// hwloc state kept from init to finalize (binding).
+struct binding {
+  hwloc_topology_t topology = nullptr;
+  std::vector<hwloc_bitmap_t> core_sets;  // one per core of the process mask, in order
+  hwloc_bitmap_t original = nullptr;      // worker 0's binding before init, restored at finalize
+};
+binding* bind_state = nullptr;
+
+void discover_cores(binding& b) {
+  hwloc_topology_init(&b.topology);
+  hwloc_topology_load(b.topology);
+  hwloc_bitmap_t mask = hwloc_bitmap_alloc();
+  if (hwloc_get_cpubind(b.topology, mask, HWLOC_CPUBIND_PROCESS) != 0) hwloc_bitmap_copy(mask, hwloc_topology_get_allowed_cpuset(b.topology));
+  b.original = hwloc_bitmap_alloc();
+  if (hwloc_get_cpubind(b.topology, b.original, HWLOC_CPUBIND_THREAD) != 0) hwloc_bitmap_copy(b.original, mask);
+  int ncores = hwloc_get_nbobjs_by_type(b.topology, HWLOC_OBJ_CORE);
+  for (int i = 0; i < ncores; ++i) {
+    hwloc_obj_t core = hwloc_get_obj_by_type(b.topology, HWLOC_OBJ_CORE, i);
+    if (!hwloc_bitmap_intersects(core->cpuset, mask)) continue;
+    hwloc_bitmap_t s = hwloc_bitmap_dup(core->cpuset);
+    hwloc_bitmap_and(s, s, mask);
+    b.core_sets.push_back(s);
+  }
+  if (b.core_sets.empty()) b.core_sets.push_back(hwloc_bitmap_dup(mask));
+  hwloc_bitmap_free(mask);
+}
+
+void release_binding(binding* b) {
+  if (!b) return;
+  if (b->original) {
+    hwloc_set_cpubind(b->topology, b->original, HWLOC_CPUBIND_THREAD);
+    hwloc_bitmap_free(b->original);
+  }
+  for (auto s : b->core_sets) hwloc_bitmap_free(s);
+  hwloc_topology_destroy(b->topology);
+  delete b;
+}
+
+bool atexit_registered = false;
+
+void at_exit() {
+  runtime* rt = instance;
+  if (!rt) return;
+  worker* w = current_worker;
+  std::int64_t live = live_tasks();
+  if (live > 0) std::fprintf(stderr, "weft: the program exits with %lld task(s) still pending\n", static_cast<long long>(live));
+  if (w && w->id == 0 && w->current == &w->root) {
+    weft_finalize();
+  } else if (live > 0) {
+    std::fprintf(stderr, "weft: exit() called from inside a task; not waiting for them\n");
+  }
+}
+
+}  // namespace
+
+void make_ready(worker& w, task* t, bool may_run_next) {
+  runtime& rt = *instance;
+  if (t->priority > 0 || rt.cfg.schedule == schedule_policy::priority) {
+    if (push_priority(rt, t)) {
+      rt.park.notify_work();
+      return;
+    }
+  }
+  if (may_run_next && rt.cfg.schedule == schedule_policy::depth && !w.next) {
+    w.next = t;  // depth first: this worker runs it right after the current task
+    return;
+  }
+  w.deque.push(t);
+  rt.park.notify_work();
+}
+
+task* find_work(worker& w) {
+  runtime& rt = *instance;
+  if (rt.priority_ready.load(std::memory_order_relaxed) > 0) {
+    if (task* t = pop_priority(rt)) return t;
+  }
+  if (task* t = w.next) {
+    w.next = nullptr;
+    return t;
+  }
+  task* t = rt.cfg.schedule == schedule_policy::fifo ? w.deque.steal() : w.deque.pop();
+  if (t) return t;
+  return steal(rt, w);
+}
+
+void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins) {
+  runtime& rt = *instance;
+  constexpr int spin_rounds = 2000;   // ~tens of microseconds of pause before yielding
+  constexpr int yield_rounds = 50;
+  if (ready(arg)) return;
+  ++spins;
+  if (spins < spin_rounds) {
+    for (int i = 0; i < 16; ++i) cpu_relax();
+    return;
+  }
+  if (rt.cfg.wait == wait_policy::active || spins < spin_rounds + yield_rounds) {
+    sched_yield();
+    return;
+  }
+  struct check {
+    runtime* rt;
+    bool (*ready)(void*);
+    void* arg;
+  } c{&rt, ready, arg};
+  // A waiter (taskwait, taskgroup) is woken by its last child; the timeout is a second line of
+  // defence and costs one wake-up per 50 ms at most.
+  std::int64_t timeout = w.current == &w.root && w.nesting == 0 && w.id != 0 ? 0 : 50'000'000;
+  rt.park.sleep(
+      w.sleep_word,
+      [&c] { return c.ready(c.arg) || work_visible(*c.rt) || c.rt->stopping.load(std::memory_order_relaxed); },
+      timeout);
+  spins = spin_rounds + yield_rounds - 1;  // after a wake-up, look for work once before sleeping
+}
+
+std::int64_t live_tasks() {
+  runtime& rt = *instance;
+  std::int64_t created = 0, done = 0;
+  for (auto& w : rt.workers) {
+    done += w->finished.load(std::memory_order_relaxed);
+    created += w->submitted.load(std::memory_order_relaxed);
+  }
+  return created - done;
+}
+
+// Called by a producer before it creates a task. Over a bound it runs ready work instead of
+// creating more; if nothing is runnable here for a millisecond (the live tasks are all running or
+// blocked elsewhere), it proceeds, so a bound can never deadlock a dependency chain.
+void throttle(worker& w) {
+  runtime& rt = *instance;
+  if (w.nesting >= max_nesting) return;
+  if (w.deque.size() > rt.max_ready) {
+    if (task* t = w.deque.pop()) {
+      worker_counters::bump(w.counters.throttle_waits);
+      execute_task(w, t);
+    }
+  }
+  if (--w.throttle_countdown > 0) return;
+  w.throttle_countdown = rt.throttle_interval;
+  std::int64_t live = live_tasks();
+  if (static_cast<std::uint64_t>(live) > w.counters.max_live.load(std::memory_order_relaxed))
+    w.counters.max_live.store(static_cast<std::uint64_t>(live), std::memory_order_relaxed);
+  // Tasks on this worker's own stack cannot finish before it returns: they do not count.
+  auto over = [&] { return live_tasks() - w.nesting > rt.max_tasks; };
+  if (!over()) return;
+  worker_counters::bump(w.counters.throttle_waits);
+  std::int64_t low_water = rt.max_tasks - rt.max_tasks / 4;
+  auto last_progress = std::chrono::steady_clock::now();
+  while (live_tasks() - w.nesting > low_water && w.nesting < max_nesting) {
+    if (task* t = find_work(w)) {
+      execute_task(w, t);
+      last_progress = std::chrono::steady_clock::now();
+      continue;
+    }
+    if (std::chrono::steady_clock::now() - last_progress > std::chrono::milliseconds(1)) break;
+    for (int i = 0; i < 64; ++i) cpu_relax();
+  }
+}
+
+}  // namespace weft::core
+
+using namespace weft::core;
+
+extern "C" {
+
+int weft_init(void) {
+  if (instance) return WEFT_OK;
+  if (current_worker) return WEFT_ERR_BUSY;
+  config cfg;
+  std::string error;
+  if (!config::from_environment(cfg, error)) {
+    std::fprintf(stderr, "weft_init: %s\n", error.c_str());
+    return WEFT_ERR_INVALID_ARGUMENT;
+  }
+  auto* b = new binding;
+  discover_cores(*b);
+  int cores = static_cast<int>(b->core_sets.size());
+  if (cfg.num_workers == 0) cfg.num_workers = cores;
+  if (cfg.max_tasks == 0) cfg.max_tasks = 1 << 18;
+  if (cfg.max_ready == 0) cfg.max_ready = 256;
+  if (cfg.num_workers > 32767) cfg.num_workers = 32767;
+
+  auto* rt = new runtime;
+  rt->cfg = cfg;
+  rt->num_workers = cfg.num_workers;
+  rt->max_tasks = cfg.max_tasks;
+  rt->max_ready = cfg.max_ready;
+  // Checking the live count costs a read of every worker's counters: do it every few creations,
+  // but every time when the bound is tiny so that small bounds are exact.
+  rt->throttle_interval = static_cast<int>(std::min<std::int64_t>(64, std::max<std::int64_t>(1, cfg.max_tasks / 64)));
+  for (int i = 0; i <= cfg.max_priority; ++i)
+    rt->lanes.push_back(std::make_unique<weft::sched::priority_lane<task*>>(std::uint64_t{1} << 14));
+  for (int i = 0; i < cfg.num_workers; ++i) {
+    auto w = std::make_unique<worker>(i, rt->task_depot, rt->successor_depot, rt->group_depot);
+    w->random_state = 0x9E3779B97F4A7C15ull * (i + 1);
+    w->throttle_countdown = rt->throttle_interval;
+    task& root = w->root;
+    std::memset(static_cast<void*>(&root), 0, sizeof root);
+    root.flags = flag_root | flag_submitted;
+    root.refs.store(1, std::memory_order_relaxed);
+    root.waiter.store(-1, std::memory_order_relaxed);
+    root.pending.store(body_running, std::memory_order_relaxed);
+    w->current = &root;
+    rt->sleep_words.push_back(&w->sleep_word);
+    rt->workers.push_back(std::move(w));
+  }
+  rt->park.init();
+  rt->park.set_words(rt->sleep_words.data(), static_cast<int>(rt->sleep_words.size()));
+  instance = rt;
+  bind_state = b;
+  current_worker = rt->workers[0].get();
+  bool bind = cfg.bind_cores;
+  if (bind) hwloc_set_cpubind(b->topology, b->core_sets[0], HWLOC_CPUBIND_THREAD);
+  for (int i = 1; i < cfg.num_workers; ++i) {
+    hwloc_const_cpuset_t set = bind ? b->core_sets[i % cores] : nullptr;
+    rt->workers[i]->thread = std::thread(worker_main, rt, rt->workers[i].get(), b->topology, set);
+  }
+  if (!atexit_registered) {
+    atexit_registered = true;
+    std::atexit(at_exit);
+  }
+  if (cfg.display_env) {
+    std::fprintf(stderr, "%s  cores in the affinity mask: %d\n", cfg.describe().c_str(), cores);
+  }
+  return WEFT_OK;
+}
+
+int weft_finalize(void) {
+  runtime* rt = instance;
+  if (!rt) return WEFT_ERR_NOT_INITIALIZED;
+  worker* w = current_worker;
+  if (!w) return WEFT_ERR_NOT_A_WORKER;
+  if (w->id != 0 || w->current != &w->root || w->nesting != 0) return WEFT_ERR_BUSY;
+  // Children of the main program, then every descendant they left behind.
+  weft::core::taskwait(*w);
+  run_until(*w, [] { return live_tasks() == 0 && instance->redirect_live.load(std::memory_order_acquire) == 0; });
+  if (parent_state* ps = w->root.state.load(std::memory_order_relaxed)) {
+    while (ps->current_group) taskgroup_end(*w);
+    ps->domain.clear(*w);
+  }
+  rt->stopping.store(true, std::memory_order_release);
+  rt->park.wake_all();
+  for (auto& v : rt->workers)
+    if (v->thread.joinable()) v->thread.join();
+  for (auto& v : rt->workers) {
+    if (parent_state* ps = v->root.state.load(std::memory_order_relaxed)) delete ps;
+    for (parent_state* ps : v->spare_states) delete ps;
+  }
+  current_worker = nullptr;
+  instance = nullptr;
+  delete rt;
+  release_binding(bind_state);
+  bind_state = nullptr;
+  return WEFT_OK;
+}
+
+int weft_initialized(void) { return instance != nullptr; }
+
+int weft_num_workers(void) { return instance ? instance->num_workers : 0; }
+
+int weft_worker_id(void) { return current_worker ? current_worker->id : -1; }
+
+int weft_max_priority(void) { return instance ? instance->cfg.max_priority : 0; }
+
+int weft_get_stats(weft_stats_t* s) {
+  if (!s) return WEFT_ERR_INVALID_ARGUMENT;
+  runtime* rt = instance;
+  if (!rt) return WEFT_ERR_NOT_INITIALIZED;
+  *s = weft_stats_t{};
+  for (auto& w : rt->workers) {
+    auto& c = w->counters;
+    auto get = [](const std::atomic<std::uint64_t>& v) { return v.load(std::memory_order_relaxed); };
+    s->tasks_created += get(c.tasks_created);
+    s->tasks_completed += get(c.tasks_completed);
+    s->edges_created += get(c.edges_created);
+    s->edges_elided += get(c.edges_elided);
+    s->edges_pruned += get(c.edges_pruned);
+    s->redirect_nodes += get(c.redirect_nodes);
+    s->steals += get(c.steals);
+    s->throttle_waits += get(c.throttle_waits);
+    s->max_live_tasks = std::max(s->max_live_tasks, get(c.max_live));
+  }
+  s->task_bytes = task_size;
+  return WEFT_OK;
+}
+
+int weft_reset_stats(void) {
+  runtime* rt = instance;
+  if (!rt) return WEFT_ERR_NOT_INITIALIZED;
+  worker* self = current_worker;
+  if (!self) return WEFT_ERR_NOT_A_WORKER;
+  // Each counter has a single writer; resetting another worker's counters races with it, so the
+  // reset is only exact when the runtime is quiet (documented).
+  for (auto& w : rt->workers) {
+    auto& c = w->counters;
+    for (auto* v : {&c.tasks_created, &c.tasks_completed, &c.edges_created, &c.edges_elided, &c.edges_pruned,
+                    &c.redirect_nodes, &c.steals, &c.throttle_waits, &c.max_live})
+      v->store(0, std::memory_order_relaxed);
+  }
+  return WEFT_OK;
+}
+
+}  // extern "C"
