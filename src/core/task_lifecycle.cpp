@@ -292,12 +292,22 @@ int submit_task(worker& w, task* t) {
   worker_counters::bump(w.counters.tasks_created);
   w.submitted.store(w.submitted.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 
-  // Gather t's accesses (normally the last ones declared on this worker).
+  // Gather t's accesses: normally the last ones declared on this worker, taken from the tail.
   pending_access local[16];
   int count = 0;
   std::vector<pending_access> spill;
   auto& acc = w.accesses;
-  if (!acc.empty()) {
+  std::size_t tail = acc.size();
+  while (tail > 0 && acc[tail - 1].owner == t) --tail;
+  std::size_t own = acc.size() - tail;
+  bool interleaved = false;
+  for (std::size_t i = 0; i < tail; ++i)
+    if (acc[i].owner == t) interleaved = true;
+  if (!interleaved && own <= 16) {
+    for (std::size_t i = tail; i < acc.size(); ++i) local[count++] = acc[i];
+    acc.resize(tail);
+  } else {
+    // Several tasks built at once with interleaved declarations: the rare, general path.
     std::size_t keep = 0;
     for (std::size_t i = 0; i < acc.size(); ++i) {
       if (acc[i].owner != t) {
@@ -323,7 +333,9 @@ int submit_task(worker& w, task* t) {
     }
     // Address order merges duplicates and fixes the order mutexinoutset groups are acquired in.
     if (count > 1) {
-      std::sort(a, a + count, [](const pending_access& x, const pending_access& y) { return x.address < y.address; });
+      // Insertion sort: access lists are short.
+      for (int i = 1; i < count; ++i)
+        for (int j = i; j > 0 && a[j].address < a[j - 1].address; --j) std::swap(a[j], a[j - 1]);
       int m = 0;
       for (int i = 0; i < count; ++i) {
         if (m && a[m - 1].address == a[i].address) {
