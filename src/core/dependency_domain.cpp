@@ -7,12 +7,9 @@
 namespace weft::core {
 
 namespace {
+// Fibonacci hashing: the high bits of a multiplication mix every bit of the address.
 std::uint32_t hash_address(const void* a) {
-  auto x = reinterpret_cast<std::uintptr_t>(a);
-  x ^= x >> 29;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 32;
-  return static_cast<std::uint32_t>(x);
+  return static_cast<std::uint32_t>((reinterpret_cast<std::uintptr_t>(a) * 0x9E3779B97F4A7C15ull) >> 32);
 }
 }  // namespace
 

@@ -228,6 +228,30 @@ void attach_group(worker&, task* t, task* group) {
   t->flags |= flag_many_mutexes;
 }
 
+// A task naming one address twice gets the strongest of its kinds (identical kinds stay; mixed act as
+// inout), and its mutexinoutset groups are acquired in address order. Lists are short and
+// duplicates rare: a quadratic scan avoids sorting in the common case.
+void merge_accesses(pending_access* a, int& count) {
+  int mutexes = 0;
+  bool duplicates = false;
+  for (int i = 0; i < count; ++i) {
+    mutexes += a[i].type == WEFT_DEP_MUTEXINOUTSET;
+    for (int j = 0; j < i; ++j) duplicates |= a[i].address == a[j].address;
+  }
+  if (!duplicates && mutexes < 2) return;
+  for (int i = 1; i < count; ++i)
+    for (int j = i; j > 0 && a[j].address < a[j - 1].address; --j) std::swap(a[j], a[j - 1]);
+  int m = 0;
+  for (int i = 0; i < count; ++i) {
+    if (m && a[m - 1].address == a[i].address) {
+      if (a[m - 1].type != a[i].type) a[m - 1].type = WEFT_DEP_INOUT;
+    } else {
+      a[m++] = a[i];
+    }
+  }
+  count = m;
+}
+
 }  // namespace
 
 void attach_mutex_group(worker& w, task* t, task* group) { attach_group(w, t, group); }
@@ -331,21 +355,7 @@ int submit_task(worker& w, task* t) {
       a = spill.data();
       count = static_cast<int>(spill.size());
     }
-    // Address order merges duplicates and fixes the order mutexinoutset groups are acquired in.
-    if (count > 1) {
-      // Insertion sort: access lists are short.
-      for (int i = 1; i < count; ++i)
-        for (int j = i; j > 0 && a[j].address < a[j - 1].address; --j) std::swap(a[j], a[j - 1]);
-      int m = 0;
-      for (int i = 0; i < count; ++i) {
-        if (m && a[m - 1].address == a[i].address) {
-          if (a[m - 1].type != a[i].type) a[m - 1].type = WEFT_DEP_INOUT;  // mixed kinds: strongest
-        } else {
-          a[m++] = a[i];
-        }
-      }
-      count = m;
-    }
+    if (count > 1) merge_accesses(a, count);
     parent_state& domain_owner = state_of(w, parent);
     for (int i = 0; i < count; ++i) added += domain_owner.domain.add(w, t, a[i].address, a[i].type);
   } else if (undeferred) {
