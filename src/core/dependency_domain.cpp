@@ -140,22 +140,23 @@ void dependency_domain::set_gate(worker& w, access_record& r, task* gate) {
 task* dependency_domain::close_group(worker& w, access_record& r) {
   if (r.group == 0) return r.gate;
   task* gate;
+  int node_edges = -1;  // >= 0: gate is a node whose guard ends once the record holds it
   if (r.group == WEFT_DEP_MUTEXINOUTSET) {
     gate = r.member[0];
-    if (finish_linking(gate, static_cast<int>(gate->children_created))) complete_node(w, gate);
+    node_edges = static_cast<int>(gate->children_created);
   } else if (r.count == 1) {
     gate = r.member[0];
   } else {
     gate = allocate_node(w, flag_redirect);
-    int added = 0;
-    for (int i = 0; i < r.count; ++i) add_edge(w, r.member[i], gate, added);
-    hold(gate);
-    if (finish_linking(gate, added)) complete_node(w, gate);
+    node_edges = 0;
+    for (int i = 0; i < r.count; ++i) add_edge(w, r.member[i], gate, node_edges);
   }
   set_gate(w, r, gate);
   for (int i = 0; i < r.count; ++i) release_hold(w, r.member[i]);
   r.group = 0;
   r.count = 0;
+  // Only now may the node complete (and be freed): the record already holds its reference.
+  if (node_edges >= 0 && finish_linking(gate, node_edges)) complete_node(w, gate);
   return gate;
 }
 
