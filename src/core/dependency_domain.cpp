@@ -7,6 +7,10 @@
 namespace weft::core {
 
 namespace {
+void release_hold(worker& w, task* t) {
+  if (--t->domain_refs == 0) drop_ref(w, t);
+}
+
 // Fibonacci hashing: the high bits of a multiplication mix every bit of the address.
 std::uint32_t hash_address(const void* a) {
   return static_cast<std::uint32_t>((reinterpret_cast<std::uintptr_t>(a) * 0x9E3779B97F4A7C15ull) >> 32);
@@ -84,15 +88,20 @@ dependency_domain::dependency_domain() : table_(16), mask_(15) {
   for (auto& r : table_) r.address = nullptr;
 }
 
-access_record& dependency_domain::find_or_insert(const void* address) {
+access_record& dependency_domain::find_or_insert(worker& w, const void* address) {
   std::uint32_t i = hash_address(address) & mask_;
   for (;;) {
     access_record& r = table_[i];
     if (r.address == address) return r;
     if (r.address == nullptr) {
       if ((occupied_.size() + 1) * 2 > table_.size()) {
-        grow();
-        return find_or_insert(address);
+        // Half full: first forget the records whose tasks have all finished (they can only
+        // produce pruned edges); grow only when that frees less than a quarter, so the table
+        // stays proportional to the live tasks and the sweeps cost O(1) per insertion.
+        std::size_t before = occupied_.size();
+        rebuild(w, table_.size());
+        if (occupied_.size() * 4 > before * 3) rebuild(w, table_.size() * 2);
+        return find_or_insert(w, address);
       }
       r.address = address;
       r.gate = nullptr;
@@ -105,14 +114,34 @@ access_record& dependency_domain::find_or_insert(const void* address) {
   }
 }
 
-void dependency_domain::grow() {
-  std::vector<access_record> old(table_.size() * 2);
+namespace {
+bool finished(const task* t) {
+  // Relaxed: only a hint to drop the record; edges from a finished task are pruned regardless.
+  return t->successors.load(std::memory_order_relaxed) & successors_closed;
+}
+bool record_finished(const access_record& r) {
+  if (r.group == WEFT_DEP_MUTEXINOUTSET) return false;  // its node completes only once closed
+  if (r.gate && !finished(r.gate)) return false;
+  for (int i = 0; i < r.count; ++i)
+    if (!finished(r.member[i])) return false;
+  return true;
+}
+}  // namespace
+
+void dependency_domain::rebuild(worker& w, std::size_t size) {
+  std::vector<access_record> old(size);
   old.swap(table_);
   mask_ = static_cast<std::uint32_t>(table_.size() - 1);
   for (auto& r : table_) r.address = nullptr;
-  occupied_.clear();
-  for (auto& r : old) {
-    if (!r.address) continue;
+  std::vector<std::uint32_t> used;
+  used.swap(occupied_);
+  for (std::uint32_t k : used) {
+    access_record& r = old[k];
+    if (record_finished(r)) {
+      if (r.gate) release_hold(w, r.gate);
+      for (int i = 0; i < r.count; ++i) release_hold(w, r.member[i]);
+      continue;
+    }
     std::uint32_t i = hash_address(r.address) & mask_;
     while (table_[i].address) i = (i + 1) & mask_;
     table_[i] = r;
@@ -126,9 +155,6 @@ void dependency_domain::hold(task* t) {
   if (t->domain_refs++ == 0) t->refs.store(t->refs.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
-static void release_hold(worker& w, task* t) {
-  if (--t->domain_refs == 0) drop_ref(w, t);
-}
 
 void dependency_domain::set_gate(worker& w, access_record& r, task* gate) {
   if (gate) hold(gate);
@@ -178,7 +204,7 @@ void dependency_domain::push_member(worker& w, access_record& r, task* t) {
 }
 
 int dependency_domain::add(worker& w, task* t, const void* address, weft_dep_type type) {
-  access_record& r = find_or_insert(address);
+  access_record& r = find_or_insert(w, address);
   int added = 0;
   if (type == WEFT_DEP_OUT || type == WEFT_DEP_INOUT) {
     if (r.group == WEFT_DEP_IN) {

@@ -41,8 +41,8 @@ class dependency_domain {
   bool empty() const { return occupied_.empty(); }
 
  private:
-  access_record& find_or_insert(const void* address);
-  void grow();
+  access_record& find_or_insert(worker& w, const void* address);
+  void rebuild(worker& w, std::size_t size);
   task* close_group(worker& w, access_record& r);
   void hold(task* t);
   void set_gate(worker& w, access_record& r, task* gate);

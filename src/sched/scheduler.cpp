@@ -273,13 +273,21 @@ void throttle(worker& w) {
   worker_counters::bump(w.counters.throttle_waits);
   std::int64_t low_water = rt.max_tasks - rt.max_tasks / 4;
   auto last_progress = std::chrono::steady_clock::now();
+  bool progressed = false;
   while (live_tasks() - w.nesting > low_water && w.nesting < max_nesting) {
     if (task* t = find_work(w)) {
       execute_task(w, t);
-      last_progress = std::chrono::steady_clock::now();
+      progressed = true;
       continue;
     }
-    if (std::chrono::steady_clock::now() - last_progress > std::chrono::milliseconds(1)) break;
+    // The clock is read only when nothing is runnable, not after every task.
+    auto now = std::chrono::steady_clock::now();
+    if (progressed) {
+      last_progress = now;
+      progressed = false;
+    } else if (now - last_progress > std::chrono::milliseconds(1)) {
+      break;
+    }
     for (int i = 0; i < 64; ++i) cpu_relax();
   }
 }
