@@ -51,7 +51,16 @@ weft_task_t* weft_task_create(weft_task_fn fn, const void* args, size_t args_siz
     fail(WEFT_ERR_OUT_OF_MEMORY);
     return nullptr;
   }
-  if (args && args_size) __builtin_memcpy(t->arguments(), args, args_size);
+  if (args && args_size) {
+    if (args_size <= WEFT_INLINE_ARGS_SIZE) {
+      // Small blocks: a short inline copy instead of a call to memcpy.
+      auto* dst = static_cast<unsigned char*>(t->arguments());
+      auto* src = static_cast<const unsigned char*>(args);
+      for (size_t i = 0; i < args_size; ++i) dst[i] = src[i];
+    } else {
+      __builtin_memcpy(t->arguments(), args, args_size);
+    }
+  }
   return reinterpret_cast<weft_task_t*>(t);
 }
 

@@ -21,17 +21,19 @@ std::uint32_t hash_address(const void* a) {
 // time, so remembering the last successor of each predecessor detects duplicates in O(1)) or pred
 // has already completed (pruned: the successor does not need to wait for it).
 static bool link(worker& w, task* pred, task* succ) {
+  if (pred == succ) return false;  // a task naming an address twice: no edge to itself
   if (pred->last_successor == succ) {
     worker_counters::bump(w.counters.edges_elided);
     return false;
   }
-  pred->last_successor = succ;
   // Acquire: if pred is closed, its body's effects must be visible to whatever follows succ.
   std::uint32_t n = pred->successors.load(std::memory_order_acquire);
   if (n & successors_closed) {
+    // No write to a finished task: its line stays shared with the worker that completed it.
     worker_counters::bump(w.counters.edges_pruned);
     return false;
   }
+  pred->last_successor = succ;
   if (n < inline_successors) {
     pred->slot[n] = succ;
   } else {

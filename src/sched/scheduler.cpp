@@ -311,7 +311,9 @@ int weft_init(void) {
   discover_cores(*b);
   int cores = static_cast<int>(b->core_sets.size());
   if (cfg.num_workers == 0) cfg.num_workers = cores;
-  if (cfg.max_tasks == 0) cfg.max_tasks = 1 << 18;
+  // 8192 live tasks per worker (16384 at least): a window that stays in the caches (1.5 MB of
+  // descriptors per worker) yet is far more lookahead than a worker can use; see decisions.md.
+  if (cfg.max_tasks == 0) cfg.max_tasks = std::max<std::int64_t>(16384, std::int64_t{8192} * cfg.num_workers);
   if (cfg.max_ready == 0) cfg.max_ready = 256;
   if (cfg.num_workers > 32767) cfg.num_workers = 32767;
 

@@ -37,9 +37,13 @@ class work_deque {
   // Owner only.
   void push(T item) {
     std::int64_t b = bottom_.load(std::memory_order_relaxed);
-    std::int64_t t = top_.load(std::memory_order_acquire);
     ring* r = ring_.load(std::memory_order_relaxed);
-    if (b - t > r->capacity() - 1) r = grow(r, t, b);
+    // top only grows, so a stale copy overestimates the size: re-read the line thieves write
+    // (a cache miss) only when the stale view says the ring is full.
+    if (b - top_cache_ > r->capacity() - 1) {
+      top_cache_ = top_.load(std::memory_order_acquire);
+      if (b - top_cache_ > r->capacity() - 1) r = grow(r, top_cache_, b);
+    }
     r->put(b, item);
     // Release: a thief that sees the new bottom also sees the slot written above.
     bottom_.store(b + 1, std::memory_order_release);
@@ -102,6 +106,7 @@ class work_deque {
   // top_ is written by thieves, bottom_ by the owner: separate lines so they do not false-share.
   alignas(cache_line) std::atomic<std::int64_t> top_{0};
   alignas(cache_line) std::atomic<std::int64_t> bottom_{0};
+  std::int64_t top_cache_ = 0;  // owner only: a lower bound of top_
   std::atomic<ring*> ring_{nullptr};
   std::vector<std::unique_ptr<ring>> rings_;  // owner only
 };
