@@ -1,6 +1,8 @@
 #include "core/dependency_domain.hpp"
 
+#include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include "core/engine.hpp"
 
@@ -109,6 +111,9 @@ access_record& dependency_domain::find_or_insert(worker& w, const void* address)
       r.gate = nullptr;
       r.group = 0;
       r.count = 0;
+      r.joined = 0;
+      r.capacity = record_members;
+      r.spilled = nullptr;
       occupied_.push_back(i);
       return r;
     }
@@ -122,10 +127,11 @@ bool finished(const task* t) {
   return t->successors.load(std::memory_order_relaxed) & successors_closed;
 }
 bool record_finished(const access_record& r) {
-  if (r.group == WEFT_DEP_MUTEXINOUTSET) return false;  // its node completes only once closed
+  if (r.joined) return false;  // its node completes only once the group closes
   if (r.gate && !finished(r.gate)) return false;
-  for (int i = 0; i < r.count; ++i)
-    if (!finished(r.member[i])) return false;
+  task** m = const_cast<access_record&>(r).members();
+  for (std::uint32_t i = 0; i < r.count; ++i)
+    if (!finished(m[i])) return false;
   return true;
 }
 }  // namespace
@@ -141,7 +147,9 @@ void dependency_domain::rebuild(worker& w, std::size_t size) {
     access_record& r = old[k];
     if (record_finished(r)) {
       if (r.gate) release_hold(w, r.gate);
-      for (int i = 0; i < r.count; ++i) release_hold(w, r.member[i]);
+      task** m = r.members();
+      for (std::uint32_t i = 0; i < r.count; ++i) release_hold(w, m[i]);
+      std::free(r.spilled);
       continue;
     }
     std::uint32_t i = hash_address(r.address) & mask_;
@@ -165,44 +173,83 @@ void dependency_domain::set_gate(worker& w, access_record& r, task* gate) {
 }
 
 // Joins the members of r's group into one node that becomes the gate.
+void dependency_domain::reset_members(access_record& r) {
+  std::free(r.spilled);
+  r.spilled = nullptr;
+  r.capacity = record_members;
+  r.group = 0;
+  r.count = 0;
+  r.joined = 0;
+}
+
 task* dependency_domain::close_group(worker& w, access_record& r) {
   if (r.group == 0) return r.gate;
+  task** m = r.members();
   task* gate;
   int node_edges = -1;  // >= 0: gate is a node whose guard ends once the record holds it
-  if (r.group == WEFT_DEP_MUTEXINOUTSET) {
-    gate = r.member[0];
+  if (r.joined) {
+    gate = m[0];
     node_edges = static_cast<int>(gate->children_created);
   } else if (r.count == 1) {
-    gate = r.member[0];
+    gate = m[0];
   } else {
     gate = allocate_node(w, flag_redirect);
     node_edges = 0;
-    for (int i = 0; i < r.count; ++i) add_edge(w, r.member[i], gate, node_edges);
+    for (std::uint32_t i = 0; i < r.count; ++i) add_edge(w, m[i], gate, node_edges);
   }
   set_gate(w, r, gate);
-  for (int i = 0; i < r.count; ++i) release_hold(w, r.member[i]);
-  r.group = 0;
-  r.count = 0;
+  for (std::uint32_t i = 0; i < r.count; ++i) release_hold(w, m[i]);
+  reset_members(r);
   // Only now may the node complete (and be freed): the record already holds its reference.
   if (node_edges >= 0 && finish_linking(gate, node_edges)) complete_node(w, gate);
   return gate;
 }
 
+// Gives r's (empty) group its node up front; members link to it as they arrive. The node's guard
+// holds it back until the group closes; children_created counts its edges meanwhile.
+void dependency_domain::join(worker& w, access_record& r, std::uint8_t node_flags) {
+  task* node = allocate_node(w, node_flags);
+  node->children_created = 0;
+  hold(node);
+  r.member[0] = node;
+  r.count = 1;
+  r.joined = 1;
+}
+
 void dependency_domain::push_member(worker& w, access_record& r, task* t) {
-  if (r.count == record_members) {
-    // Fold the members into one redirect node so a record stays small however many readers pile
-    // up; the node stands for them when the group closes.
-    task* node = allocate_node(w, flag_redirect);
-    int added = 0;
-    for (int i = 0; i < r.count; ++i) add_edge(w, r.member[i], node, added);
-    hold(node);
-    for (int i = 0; i < r.count; ++i) release_hold(w, r.member[i]);
-    if (finish_linking(node, added)) complete_node(w, node);
-    r.member[0] = node;
-    r.count = 1;
+  if (r.joined) {
+    task* node = r.member[0];
+    int edges = 0;
+    add_edge(w, t, node, edges);
+    node->children_created += edges;
+    if (node->flags & flag_mutex_group) attach_mutex_group(w, t, node);
+    return;
+  }
+  if (r.count == r.capacity) {
+    // Full: drop the members that have finished, then grow if still more than half full, so the
+    // list costs O(1) per member and stays proportional to the live ones.
+    task** m = r.members();
+    std::uint32_t kept = 0;
+    for (std::uint32_t i = 0; i < r.count; ++i) {
+      if (finished(m[i])) {
+        release_hold(w, m[i]);
+      } else {
+        m[kept++] = m[i];
+      }
+    }
+    r.count = kept;
+    if (kept * 2 > r.capacity) {
+      std::uint32_t capacity = r.capacity * 2;
+      auto** grown = static_cast<task**>(std::malloc(capacity * sizeof(task*)));
+      if (!grown) throw std::bad_alloc();
+      std::memcpy(grown, m, kept * sizeof(task*));
+      std::free(r.spilled);
+      r.spilled = grown;
+      r.capacity = capacity;
+    }
   }
   hold(t);
-  r.member[r.count++] = t;
+  r.members()[r.count++] = t;
 }
 
 int dependency_domain::add(worker& w, task* t, const void* address, weft_dep_type type) {
@@ -211,11 +258,11 @@ int dependency_domain::add(worker& w, task* t, const void* address, weft_dep_typ
   if (type == WEFT_DEP_OUT || type == WEFT_DEP_INOUT) {
     if (r.group == WEFT_DEP_IN) {
       // Readers then a writer: the writer follows each reader directly (no node needed).
-      for (int i = 0; i < r.count; ++i) add_edge(w, r.member[i], t, added);
+      task** m = r.members();
+      for (std::uint32_t i = 0; i < r.count; ++i) add_edge(w, m[i], t, added);
       set_gate(w, r, t);
-      for (int i = 0; i < r.count; ++i) release_hold(w, r.member[i]);
-      r.group = 0;
-      r.count = 0;
+      for (std::uint32_t i = 0; i < r.count; ++i) release_hold(w, m[i]);
+      reset_members(r);
     } else {
       task* gate = close_group(w, r);
       if (gate) add_edge(w, gate, t, added);
@@ -226,24 +273,10 @@ int dependency_domain::add(worker& w, task* t, const void* address, weft_dep_typ
     if (r.group != group) {
       close_group(w, r);
       r.group = group;
-      if (type == WEFT_DEP_MUTEXINOUTSET) {
-        task* node = allocate_node(w, flag_redirect | flag_mutex_group);
-        node->children_created = 0;  // counts member edges until the group closes
-        hold(node);
-        r.member[0] = node;
-        r.count = 1;
-      }
+      if (type == WEFT_DEP_MUTEXINOUTSET) join(w, r, flag_redirect | flag_mutex_group);
     }
     if (r.gate) add_edge(w, r.gate, t, added);
-    if (type == WEFT_DEP_MUTEXINOUTSET) {
-      task* node = r.member[0];
-      int member_edges = 0;
-      add_edge(w, t, node, member_edges);
-      node->children_created += member_edges;
-      attach_mutex_group(w, t, node);
-    } else {
-      push_member(w, r, t);
-    }
+    push_member(w, r, t);
   }
   return added;
 }
@@ -251,9 +284,11 @@ int dependency_domain::add(worker& w, task* t, const void* address, weft_dep_typ
 void dependency_domain::clear(worker& w) {
   for (std::uint32_t i : occupied_) {
     access_record& r = table_[i];
-    if (r.group == WEFT_DEP_MUTEXINOUTSET) close_group(w, r);
+    if (r.joined) close_group(w, r);  // ends the node's guard
     if (r.gate) release_hold(w, r.gate);
-    for (int k = 0; k < r.count; ++k) release_hold(w, r.member[k]);
+    task** m = r.members();
+    for (std::uint32_t k = 0; k < r.count; ++k) release_hold(w, m[k]);
+    std::free(r.spilled);
     r.address = nullptr;
   }
   occupied_.clear();

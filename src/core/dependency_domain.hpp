@@ -5,7 +5,9 @@
 // group of concurrent accesses of one kind (in, inoutset or mutexinoutset) created since the gate.
 // An access of another kind closes the group: a lone member becomes the gate, several are joined
 // through one empty redirect node (m + n edges instead of m·n, ICPP'23 optimisation (c)); readers
-// followed by a writer link to it directly.
+// followed by a writer link to it directly. A member list that fills up first drops the members
+// that have finished (an edge from them would be pruned anyway), so it stays proportional to the
+// live tasks.
 #pragma once
 
 #include <weft/weft.h>
@@ -20,14 +22,20 @@ namespace weft::core {
 
 struct worker;
 
-inline constexpr int record_members = 6;
+inline constexpr std::uint32_t record_members = 5;
 
 struct access_record {
   const void* address;  // null: free slot
   task* gate;
   std::uint8_t group;   // 0, WEFT_DEP_IN, WEFT_DEP_INOUTSET or WEFT_DEP_MUTEXINOUTSET
-  std::uint8_t count;
-  task* member[record_members];  // for a mutexinoutset group: member[0] is the group node
+  // joined: the group's node is the only member and every member links to it as it arrives
+  // (mutexinoutset: the node carries the group's mutex).
+  std::uint8_t joined;
+  std::uint32_t count;
+  std::uint32_t capacity;       // record_members while inline
+  task** spilled;               // members beyond the inline slots (heap), or null
+  task* member[record_members];
+  task** members() { return spilled ? spilled : member; }
 };
 
 class dependency_domain {
@@ -47,6 +55,8 @@ class dependency_domain {
   void hold(task* t);
   void set_gate(worker& w, access_record& r, task* gate);
   void push_member(worker& w, access_record& r, task* t);
+  void join(worker& w, access_record& r, std::uint8_t node_flags);
+  void reset_members(access_record& r);
 
   std::vector<access_record> table_;
   std::vector<std::uint32_t> occupied_;  // slots in use, for a clear proportional to use

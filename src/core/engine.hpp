@@ -41,6 +41,7 @@ void make_ready(worker& w, task* t, bool may_run_next);
 template <class Done>
 void run_until(worker& w, Done&& done);
 task* find_work(worker& w);
+task* find_child_work(worker& w);  // a ready child of w.current, or null
 void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins);
 void throttle(worker& w);
 

@@ -27,6 +27,9 @@ inline constexpr std::uint32_t successors_closed = 1u << 31;
 inline constexpr std::int64_t body_running = std::int64_t{1} << 40;
 inline constexpr std::int64_t in_taskwait = std::int64_t{1} << 50;
 
+// waiter value of an undeferred task once it may run (its submitter then runs it).
+inline constexpr std::int16_t undeferred_ready = -2;
+
 enum task_flag : std::uint8_t {
   flag_submitted = 1,      // handed to the runtime: depend/priority/submit now refused
   flag_has_accesses = 2,   // may be referenced by a dependency domain: successors can appear

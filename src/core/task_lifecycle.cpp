@@ -344,7 +344,12 @@ int submit_task(worker& w, task* t) {
     }
     acc.resize(keep);
   }
-  if (undeferred) t->refs.store(t->refs.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  if (undeferred) {
+    // An extra reference keeps t alive until this thread has run it; the waiter field names the
+    // thread to hand it back to. Both are set before any predecessor can see t.
+    t->refs.store(t->refs.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    t->waiter.store(static_cast<std::int16_t>(w.id), std::memory_order_relaxed);
+  }
 
   int added = 0;
   if (count) {
@@ -358,17 +363,14 @@ int submit_task(worker& w, task* t) {
     if (count > 1) merge_accesses(a, count);
     parent_state& domain_owner = state_of(w, parent);
     for (int i = 0; i < count; ++i) added += domain_owner.domain.add(w, t, a[i].address, a[i].type);
-  } else if (undeferred) {
-    t->flags |= flag_has_accesses;  // so that completion is observable through successors
   }
 
   if (undeferred) {
-    if (finish_linking(t, added)) {
-      if (!t->mutex_group || acquire_mutexes(t)) {
-        execute_task(w, t);
-      }
-    }
-    run_until(w, [t] { return (t->successors.load(std::memory_order_acquire) & successors_closed) != 0; });
+    // make_ready hands the task back to this thread instead of queueing it (see scheduler).
+    if (finish_linking(t, added)) predecessors_done(w, t, false);
+    run_until(w, [t] { return t->waiter.load(std::memory_order_acquire) == undeferred_ready; });
+    t->waiter.store(-1, std::memory_order_relaxed);
+    execute_task(w, t);
     drop_ref(w, t);
     return WEFT_OK;
   }

@@ -1,5 +1,6 @@
 // The loop a worker runs while it waits for a condition: it keeps its core busy with other ready
-// tasks, nesting them on its stack up to max_nesting, then parks until woken.
+// tasks, nesting them on its stack up to max_nesting (then only its own children), and parks
+// when there is nothing to run.
 #pragma once
 
 namespace weft::core {
@@ -10,7 +11,9 @@ template <class Done>
 void run_until(worker& w, Done&& done) {
   int spins = 0;
   while (!done()) {
-    task* t = w.nesting < max_nesting ? find_work(w) : nullptr;
+    // Past the nesting bound only the waiting task's own children run here: they are what it
+    // waits for, so progress is guaranteed without piling unrelated work onto this stack.
+    task* t = w.nesting < max_nesting ? find_work(w) : find_child_work(w);
     if (t) {
       spins = 0;
       execute_task(w, t);

@@ -183,6 +183,13 @@ void at_exit() {
 
 void make_ready(worker& w, task* t, bool may_run_next) {
   runtime& rt = *instance;
+  if (t->flags & flag_undeferred) {
+    // Runs on the thread that submitted it, which waits for this signal (see submit_task).
+    int submitter = t->waiter.load(std::memory_order_relaxed);
+    t->waiter.store(undeferred_ready, std::memory_order_release);
+    if (submitter != w.id) sched::idle_park::wake(rt.workers[submitter]->sleep_word);
+    return;
+  }
   if (t->priority > 0 || rt.cfg.schedule == schedule_policy::priority) {
     if (push_priority(rt, t)) {
       rt.park.notify_work();
@@ -209,6 +216,27 @@ task* find_work(worker& w) {
   task* t = rt.cfg.schedule == schedule_policy::fifo ? w.deque.steal() : w.deque.pop();
   if (t) return t;
   return steal(rt, w);
+}
+
+task* find_child_work(worker& w) {
+  runtime& rt = *instance;
+  task* parent = w.current;
+  if (w.next && w.next->parent == parent) {
+    task* t = w.next;
+    w.next = nullptr;
+    return t;
+  }
+  if (rt.priority_ready.load(std::memory_order_relaxed) > 0) {
+    if (task* t = pop_priority(rt)) {
+      if (t->parent == parent) return t;
+      if (!push_priority(rt, t)) w.deque.push(t);
+    }
+  }
+  if (task* t = w.deque.pop()) {
+    if (t->parent == parent) return t;
+    w.deque.push(t);
+  }
+  return nullptr;
 }
 
 void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins) {
@@ -364,7 +392,7 @@ int weft_init(void) {
 
 int weft_finalize(void) {
   runtime* rt = instance;
-  if (!rt) return WEFT_ERR_NOT_INITIALIZED;
+  if (!rt) return WEFT_OK;  // like weft_init, idempotent
   worker* w = current_worker;
   if (!w) return WEFT_ERR_NOT_A_WORKER;
   if (w->id != 0 || w->current != &w->root || w->nesting != 0) return WEFT_ERR_BUSY;

@@ -1,0 +1,241 @@
+// Shutdown: weft_finalize waits for pending tasks (also nested ones); init/finalize cycles; a
+// program that exits with tasks still queued reports them on stderr and exits cleanly (checked by
+// running a helper program in a child process).
+#include <weft/weft.h>
+#include <weft/weft.hpp>
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "weft_test.h"
+
+extern char** environ;
+
+namespace {
+
+TEST(Shutdown, FinalizeWaitsForQueuedTasks) {
+  for (int workers : {1, 2, 4}) {
+    std::atomic<int> ran{0};
+    std::vector<int> chain_log;
+    long token = 0;
+    {
+      weft_test::runtime_config rt(weft_test::runtime_config::vars{{"WEFT_NUM_THREADS", std::to_string(workers)}});
+      ASSERT_TRUE(rt.ok());
+      for (int i = 0; i < 200; ++i) weft::spawn([&] { ran++; });
+      for (int i = 0; i < 200; ++i) weft::spawn([&chain_log, i] { chain_log.push_back(i); }, weft::inout(token));
+      // Nested work nobody waits for: finalize must wait for it too.
+      for (int i = 0; i < 20; ++i)
+        weft::spawn([&] {
+          for (int k = 0; k < 10; ++k)
+            weft::spawn([&] {
+              weft_test::spin(200);
+              ran++;
+            });
+        });
+      ASSERT_EQ(weft_finalize(), WEFT_OK);
+      EXPECT_FALSE(weft_initialized());
+    }
+    EXPECT_EQ(ran.load(), 200 + 200) << "workers=" << workers;
+    ASSERT_EQ(chain_log.size(), 200u) << "workers=" << workers;
+    for (int i = 0; i < 200; ++i) ASSERT_EQ(chain_log[static_cast<size_t>(i)], i);
+  }
+}
+
+TEST(Shutdown, InitFinalizeCycles) {
+  const char* schedules[] = {"depth", "fifo", "priority"};
+  const char* steals[] = {"random", "history", "hybrid"};
+  for (int cycle = 0; cycle < 20; ++cycle) {
+    const int workers = 1 + cycle % 5;
+    weft_test::runtime_config rt(weft_test::runtime_config::vars{{"WEFT_NUM_THREADS", std::to_string(workers)},
+                                                                 {"WEFT_SCHEDULE", schedules[cycle % 3]},
+                                                                 {"WEFT_STEAL", steals[(cycle / 3) % 3]}});
+    ASSERT_TRUE(rt.ok()) << "cycle " << cycle;
+    ASSERT_TRUE(weft_initialized());
+    ASSERT_EQ(weft_num_workers(), workers) << "cycle " << cycle << ": the environment of this init applies";
+    ASSERT_EQ(weft_worker_id(), 0);
+    ASSERT_EQ(weft_reset_stats(), WEFT_OK);
+    long x = 0;
+    std::atomic<int> readers_ok{0};
+    for (int i = 0; i < 50; ++i) {
+      weft::spawn([&x, i] { x = i + 1; }, weft::out(x));
+      for (int r = 0; r < 3; ++r)
+        weft::spawn(
+            [&x, &readers_ok, i] {
+              if (x == i + 1) readers_ok++;
+            },
+            weft::in(x));
+    }
+    weft::taskwait();
+    EXPECT_EQ(readers_ok.load(), 150) << "cycle " << cycle;
+    weft_stats_t s = weft_test::stats();
+    EXPECT_EQ(s.tasks_created, 200u) << "cycle " << cycle << ": " << weft_test::format_stats(s);
+    ASSERT_EQ(weft_finalize(), WEFT_OK);
+    ASSERT_FALSE(weft_initialized());
+    EXPECT_EQ(weft_worker_id(), -1) << "after finalize the main thread is no worker";
+  }
+}
+
+TEST(Shutdown, FinalizeFromAnotherThreadThanInit) {
+  // Not required to work, but must not hang or crash: a named error or a clean stop.
+  weft_test::runtime_config rt(weft_test::runtime_config::vars{{"WEFT_NUM_THREADS", "2"}});
+  ASSERT_TRUE(rt.ok());
+  int status = -1;
+  std::thread th([&] { status = weft_finalize(); });
+  th.join();
+  EXPECT_TRUE(status == WEFT_OK || status == WEFT_ERR_NOT_A_WORKER || status == WEFT_ERR_BUSY) << status;
+  if (status == WEFT_OK) {
+    EXPECT_FALSE(weft_initialized());
+  } else {
+    EXPECT_TRUE(weft_initialized());
+  }
+}
+
+// --- the helper program --------------------------------------------------------------------------
+struct outcome {
+  bool exited = false;  // normal exit (not a signal, not killed by us)
+  int status = -1;      // exit status, or the signal
+  bool hung = false;
+  std::string out, err;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+outcome run_helper(const char* program, const char* mode, int workers) {
+  outcome o;
+  char out_path[] = "/tmp/weft_helper_out_XXXXXX";
+  char err_path[] = "/tmp/weft_helper_err_XXXXXX";
+  int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
+  EXPECT_GE(out_fd, 0);
+  EXPECT_GE(err_fd, 0);
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, "WEFT_", 5) != 0 || std::strncmp(*e, "WEFT_TEST", 9) == 0) env_strings.push_back(*e);
+  env_strings.push_back("WEFT_NUM_THREADS=" + std::to_string(workers));
+  std::vector<char*> envp;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::string prog = program, mode_s = mode;
+  char* argv[] = {prog.data(), mode_s.data(), nullptr};
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
+  posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, program, &actions, nullptr, argv, envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  close(out_fd);
+  close(err_fd);
+  EXPECT_EQ(rc, 0) << "posix_spawn " << program << ": " << std::strerror(rc);
+  if (rc == 0) {
+    int wstatus = 0;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    for (;;) {
+      pid_t r = waitpid(pid, &wstatus, WNOHANG);
+      if (r == pid) break;
+      if (std::chrono::steady_clock::now() > deadline) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &wstatus, 0);
+        o.hung = true;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    if (!o.hung) {
+      if (WIFEXITED(wstatus)) {
+        o.exited = true;
+        o.status = WEXITSTATUS(wstatus);
+      } else if (WIFSIGNALED(wstatus)) {
+        o.status = WTERMSIG(wstatus);
+      }
+    }
+  }
+  o.out = read_file(out_path);
+  o.err = read_file(err_path);
+  unlink(out_path);
+  unlink(err_path);
+  return o;
+}
+
+bool mentions_pending(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  return text.find("pending") != std::string::npos;
+}
+
+struct helper_case {
+  const char* program;
+  const char* label;
+};
+
+class ExitWithPending : public ::testing::TestWithParam<helper_case> {};
+
+std::string describe(const outcome& o) {
+  std::ostringstream s;
+  s << (o.hung ? "HUNG (killed after 60 s)" : o.exited ? "exited " : "killed by signal ") << (o.hung ? 0 : o.status)
+    << "\n--- stdout ---\n" << o.out << "--- stderr ---\n" << o.err;
+  return s.str();
+}
+
+TEST_P(ExitWithPending, ExitReportsPendingTasks) {
+  for (const char* mode : {"exit-pending", "return-pending"}) {
+    outcome o = run_helper(GetParam().program, mode, 1);
+    EXPECT_TRUE(o.exited && o.status == 0) << mode << ": " << describe(o);
+    EXPECT_TRUE(mentions_pending(o.err)) << mode << ": stderr does not report the pending tasks\n" << describe(o);
+    EXPECT_NE(o.out.find("submitted=20"), std::string::npos) << mode << ": " << describe(o);
+  }
+}
+
+TEST_P(ExitWithPending, CleanExitReportsNothing) {
+  outcome o = run_helper(GetParam().program, "exit-clean", 1);
+  EXPECT_TRUE(o.exited && o.status == 0) << describe(o);
+  EXPECT_FALSE(mentions_pending(o.err)) << describe(o);
+  EXPECT_NE(o.out.find("ran=20 submitted=20"), std::string::npos) << describe(o);
+  o = run_helper(GetParam().program, "exit-clean", 2);
+  EXPECT_TRUE(o.exited && o.status == 0) << describe(o);
+  EXPECT_FALSE(mentions_pending(o.err)) << describe(o);
+}
+
+TEST_P(ExitWithPending, FinalizeRunsPendingTasks) {
+  for (int workers : {1, 2}) {
+    outcome o = run_helper(GetParam().program, "finalize-pending", workers);
+    EXPECT_TRUE(o.exited && o.status == 0) << "workers=" << workers << ": " << describe(o);
+    EXPECT_NE(o.out.find("ran=20 submitted=20"), std::string::npos) << describe(o);
+    EXPECT_FALSE(mentions_pending(o.err)) << describe(o);
+  }
+}
+
+TEST_P(ExitWithPending, ExitFromInsideATask) {
+  for (int workers : {1, 2}) {
+    outcome o = run_helper(GetParam().program, "exit-in-task", workers);
+    EXPECT_FALSE(o.hung) << "workers=" << workers << ": " << describe(o);
+    EXPECT_TRUE(o.exited && o.status == 0) << "workers=" << workers << ": " << describe(o);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Linkage, ExitWithPending,
+                         ::testing::Values(helper_case{WEFT_SHUTDOWN_HELPER, "shared"},
+                                           helper_case{WEFT_SHUTDOWN_HELPER_STATIC, "static"}),
+                         [](const ::testing::TestParamInfo<helper_case>& info) { return std::string(info.param.label); });
+
+}  // namespace

@@ -1,0 +1,229 @@
+// Throttling at tiny bounds (WEFT_MAX_TASKS, WEFT_MAX_READY): chains, fan-outs, inoutset fan-ins,
+// mutexinoutset sets and nested producers must complete with the right results; on 1 worker, where
+// the producer runs nothing until it waits or is throttled, a pattern that exceeds a bound must
+// count throttle_waits.
+#include <weft/weft.h>
+#include <weft/weft.hpp>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "weft_test.h"
+
+namespace {
+
+struct bounds {
+  const char* max_tasks;  // nullptr: default
+  const char* max_ready;
+  int workers;
+};
+
+std::string bounds_name(const bounds& b) {
+  std::string s = "w" + std::to_string(b.workers);
+  s += b.max_tasks ? std::string("_tasks") + b.max_tasks : "_tasksdefault";
+  s += b.max_ready ? std::string("_ready") + b.max_ready : "_readydefault";
+  return s;
+}
+
+class Throttle : public ::testing::TestWithParam<bounds> {
+ protected:
+  void SetUp() override {
+    const bounds& b = GetParam();
+    weft_test::runtime_config::vars vars = {{"WEFT_NUM_THREADS", std::to_string(b.workers)}};
+    if (b.max_tasks) vars.push_back({"WEFT_MAX_TASKS", b.max_tasks});
+    if (b.max_ready) vars.push_back({"WEFT_MAX_READY", b.max_ready});
+    rt_ = std::make_unique<weft_test::runtime_config>(vars);
+    ASSERT_TRUE(rt_->ok());
+    ASSERT_EQ(weft_num_workers(), b.workers);
+    ASSERT_EQ(weft_reset_stats(), WEFT_OK);
+  }
+  void TearDown() override {
+    rt_.reset();
+  }
+  // The pattern went over the bound for sure: on one worker nothing runs until the producer waits.
+  void expect_throttled(bool pattern_exceeds_tasks, bool pattern_exceeds_ready) {
+    const bounds& b = GetParam();
+    weft_stats_t s = weft_test::stats();
+    EXPECT_EQ(s.tasks_completed, s.tasks_created) << weft_test::format_stats(s);
+    if (b.workers != 1) return;
+    bool exceeded = (b.max_tasks && pattern_exceeds_tasks) || (b.max_ready && pattern_exceeds_ready);
+    if (exceeded) {
+      EXPECT_GT(s.throttle_waits, 0u) << weft_test::format_stats(s);
+    }
+    if (b.max_tasks) {
+      // max_live_tasks is approximate; it must stay near the bound, far from the task count.
+      EXPECT_LE(s.max_live_tasks, 64u + 4u * std::stoull(b.max_tasks)) << weft_test::format_stats(s);
+    }
+  }
+  std::unique_ptr<weft_test::runtime_config> rt_;
+};
+
+// inout chain: each task appends its index; the log must be 0..n-1.
+TEST_P(Throttle, InoutChain) {
+  const int n = weft_test::scaled(5000, 200);
+  std::vector<int> log;
+  log.reserve(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) weft::spawn([&log, i] { log.push_back(i); }, weft::inout(log));
+  weft::taskwait();
+  ASSERT_EQ(log.size(), static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) ASSERT_EQ(log[static_cast<size_t>(i)], i);
+  expect_throttled(true, false);
+}
+
+// Several interleaved chains over a few addresses (a stencil-like pattern, 2-3 accesses each).
+TEST_P(Throttle, InterleavedChains) {
+  const int width = 4, steps = weft_test::scaled(800, 40);
+  std::vector<long> cell(width, 0);
+  std::vector<std::vector<int>> seen(width);
+  for (int t = 0; t < steps; ++t)
+    for (int w = 0; w < width; ++w) {
+      int left = (w + width - 1) % width, right = (w + 1) % width;
+      weft::spawn(
+          [&, w, t] {
+            seen[static_cast<size_t>(w)].push_back(t);
+            cell[static_cast<size_t>(w)] += 1;
+          },
+          weft::inout(cell[static_cast<size_t>(w)]), weft::in(cell[static_cast<size_t>(left)]),
+          weft::in(cell[static_cast<size_t>(right)]));
+    }
+  weft::taskwait();
+  for (int w = 0; w < width; ++w) {
+    ASSERT_EQ(cell[static_cast<size_t>(w)], steps);
+    for (int t = 0; t < steps; ++t) ASSERT_EQ(seen[static_cast<size_t>(w)][static_cast<size_t>(t)], t);
+  }
+  expect_throttled(true, false);
+}
+
+// One writer, a wide fan-out of readers, then a writer that must see every reader done.
+TEST_P(Throttle, FanOutFanIn) {
+  const int n = weft_test::scaled(4000, 200);
+  long x = 0;
+  std::atomic<int> readers{0}, wrong{0};
+  int final_readers = -1;
+  weft::spawn([&] { x = 42; }, weft::out(x));
+  for (int i = 0; i < n; ++i)
+    weft::spawn(
+        [&] {
+          if (x != 42) wrong.fetch_add(1);
+          readers.fetch_add(1);
+        },
+        weft::in(x));
+  weft::spawn([&] { final_readers = readers.load(); x = 0; }, weft::out(x));
+  weft::taskwait();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(final_readers, n);
+  expect_throttled(true, false);  // on 1 worker the readers become ready only when the writer runs
+}
+
+// Independent tasks: every one runs once.
+TEST_P(Throttle, Independent) {
+  const int n = weft_test::scaled(20000, 500);
+  std::vector<std::atomic<int>> runs(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) weft::spawn([&runs, i] { runs[static_cast<size_t>(i)].fetch_add(1); });
+  weft::taskwait();
+  for (int i = 0; i < n; ++i) ASSERT_EQ(runs[static_cast<size_t>(i)].load(), 1) << "task " << i;
+  expect_throttled(true, true);
+}
+
+// inoutset fan-in then a reader; mutexinoutset members never overlap.
+TEST_P(Throttle, SetsUnderBounds) {
+  const int n = weft_test::scaled(2000, 100);
+  long x = 0, y = 0;
+  std::atomic<int> adds{0}, inside{0}, overlaps{0};
+  int seen = -1;
+  long sum = 0;
+  for (int i = 0; i < n; ++i) weft::spawn([&] { adds.fetch_add(1); }, weft::inoutset(x));
+  weft::spawn([&] { seen = adds.load(); }, weft::in(x));
+  for (int i = 0; i < n; ++i)
+    weft::spawn(
+        [&, i] {
+          if (inside.fetch_add(1) != 0) overlaps.fetch_add(1);
+          sum += i;  // unsynchronised on purpose: mutual exclusion must protect it
+          weft_test::spin(50);
+          inside.fetch_sub(1);
+        },
+        weft::mutexinoutset(y));
+  long total = -1;
+  weft::spawn([&] { total = sum; }, weft::in(y));
+  weft::taskwait();
+  EXPECT_EQ(seen, n);
+  EXPECT_EQ(overlaps.load(), 0);
+  EXPECT_EQ(total, static_cast<long>(n) * (n - 1) / 2);
+  expect_throttled(true, false);
+}
+
+// Nested producers: tasks that each produce a chain of children and wait for them, themselves in a
+// chain, plus a fan of nested independent producers.
+TEST_P(Throttle, NestedProducers) {
+  const int parents = weft_test::scaled(12, 4), children = weft_test::scaled(60, 10);
+  long token = 0;
+  std::vector<std::vector<int>> logs(static_cast<size_t>(parents));
+  std::vector<int> parent_order;
+  for (int p = 0; p < parents; ++p)
+    weft::spawn(
+        [&, p] {
+          parent_order.push_back(p);
+          auto& log = logs[static_cast<size_t>(p)];
+          for (int c = 0; c < children; ++c) weft::spawn([&log, c] { log.push_back(c); }, weft::inout(log));
+          weft::taskwait();
+        },
+        weft::inout(token));
+  std::atomic<int> leaves{0};
+  for (int p = 0; p < parents; ++p)
+    weft::spawn([&] {
+      for (int c = 0; c < children; ++c)
+        weft::spawn([&] {
+          for (int g = 0; g < 3; ++g) weft::spawn([&] { leaves.fetch_add(1); });
+          weft::taskwait();
+        });
+      weft::taskwait();
+    });
+  weft::taskwait();
+  ASSERT_EQ(parent_order.size(), static_cast<size_t>(parents));
+  for (int p = 0; p < parents; ++p) {
+    EXPECT_EQ(parent_order[static_cast<size_t>(p)], p);
+    const auto& log = logs[static_cast<size_t>(p)];
+    ASSERT_EQ(log.size(), static_cast<size_t>(children)) << "parent " << p;
+    for (int c = 0; c < children; ++c) ASSERT_EQ(log[static_cast<size_t>(c)], c);
+  }
+  EXPECT_EQ(leaves.load(), parents * children * 3);
+  expect_throttled(true, true);
+}
+
+// Deep recursion under the bounds: fib with a taskwait in every task.
+long fib(int n) {
+  if (n < 2) return n;
+  long a = 0, b = 0;
+  weft::spawn([&a, n] { a = fib(n - 1); });
+  weft::spawn([&b, n] { b = fib(n - 2); });
+  weft::taskwait();
+  return a + b;
+}
+
+TEST_P(Throttle, Fibonacci) {
+  EXPECT_EQ(fib(15), 610);
+  weft_stats_t s = weft_test::stats();
+  EXPECT_EQ(s.tasks_completed, s.tasks_created) << weft_test::format_stats(s);
+}
+
+std::vector<bounds> all_bounds() {
+  std::vector<bounds> v;
+  for (int w : {1, 2}) {
+    v.push_back({"4", nullptr, w});
+    v.push_back({nullptr, "2", w});
+    v.push_back({nullptr, "1", w});
+    v.push_back({"1", nullptr, w});
+    v.push_back({"4", "2", w});
+    v.push_back({"1", "1", w});
+  }
+  v.push_back({"2", "1", 4});
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Bounds, Throttle, ::testing::ValuesIn(all_bounds()),
+                         [](const ::testing::TestParamInfo<bounds>& info) { return bounds_name(info.param); });
+
+}  // namespace
