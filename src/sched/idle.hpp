@@ -18,10 +18,7 @@ class idle_park {
 
   // Hot path, after a task was made available.
   void notify_work() {
-    if (cheap_fence_) std::atomic_signal_fence(std::memory_order_seq_cst);
-    else std::atomic_thread_fence(std::memory_order_seq_cst);
-    // Relaxed: ordered by the fence above (paired with heavy_fence on the sleeping side).
-    if (sleepers_.load(std::memory_order_relaxed) != 0) wake_one();
+    if (sleeper_count_after_fence() != 0) wake_one();
   }
 
   // Worker `self` (its futex word) sleeps unless ready() turns true after it announced itself.
@@ -54,6 +51,19 @@ class idle_park {
   void heavy_fence();
   static void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t timeout_ns);
   static void futex_wake(std::atomic<std::uint32_t>& word);
+
+  int sleeper_count_after_fence() {
+#if defined(__SANITIZE_THREAD__)
+    // No fences under ThreadSanitizer: a read-modify-write on the sleeper count takes part in the
+    // same total order as the sleeper's increment, which gives the Dekker guarantee.
+    return sleepers_.fetch_add(0, std::memory_order_seq_cst);
+#else
+    if (cheap_fence_) std::atomic_signal_fence(std::memory_order_seq_cst);
+    else std::atomic_thread_fence(std::memory_order_seq_cst);
+    // Relaxed: ordered by the fence above (paired with heavy_fence on the sleeping side).
+    return sleepers_.load(std::memory_order_relaxed);
+#endif
+  }
 
   bool cheap_fence_ = false;
   std::atomic<std::uint32_t>* const* words_ = nullptr;

@@ -13,6 +13,19 @@ namespace weft::sched {
 
 inline constexpr std::size_t cache_line = 64;
 
+// ThreadSanitizer does not model standalone fences (GCC refuses them under -fsanitize=thread).
+// There the deque uses seq_cst operations instead, the fence-free form of the same algorithm.
+#if defined(__SANITIZE_THREAD__)
+inline constexpr bool fences_modelled = false;
+#else
+inline constexpr bool fences_modelled = true;
+#endif
+inline constexpr std::memory_order relaxed_beside_fence =
+    fences_modelled ? std::memory_order_relaxed : std::memory_order_seq_cst;
+inline void full_fence() {
+  if constexpr (fences_modelled) std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
 template <class T>
 class work_deque {
   static_assert(std::is_pointer_v<T>, "work_deque holds pointers");
@@ -53,11 +66,11 @@ class work_deque {
   T pop() {
     std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
     ring* r = ring_.load(std::memory_order_relaxed);
-    bottom_.store(b, std::memory_order_relaxed);
+    bottom_.store(b, relaxed_beside_fence);
     // seq_cst fence: the bottom decrement must be visible before reading top, or a thief and the
     // owner could both take the last item.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    std::int64_t t = top_.load(std::memory_order_relaxed);
+    full_fence();
+    std::int64_t t = top_.load(relaxed_beside_fence);
     if (t > b) {  // empty
       bottom_.store(b + 1, std::memory_order_relaxed);
       return nullptr;
@@ -73,10 +86,10 @@ class work_deque {
 
   // Any thread: oldest item (FIFO), or nullptr when empty or when another thread won the race.
   T steal() {
-    std::int64_t t = top_.load(std::memory_order_acquire);
+    std::int64_t t = top_.load(fences_modelled ? std::memory_order_acquire : std::memory_order_seq_cst);
     // seq_cst fence pairs with the one in pop(): top is read before bottom.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    std::int64_t b = bottom_.load(std::memory_order_acquire);
+    full_fence();
+    std::int64_t b = bottom_.load(fences_modelled ? std::memory_order_acquire : std::memory_order_seq_cst);
     if (t >= b) return nullptr;
     ring* r = ring_.load(std::memory_order_acquire);
     T item = r->get(t);
