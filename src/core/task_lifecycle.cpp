@@ -112,8 +112,15 @@ void release_successors(worker& w, task* t) {
   bool first = true;
   std::uint32_t k = 0;
   for (; k < n && k < static_cast<std::uint32_t>(inline_successors); ++k) release_one(w, t->slot[k], first);
-  for (successor_block* b = t->more_successors; k < n; b = b->next)
+  if (k == n) return;
+  // Block pointers are read only for slots the count covers: the producer may be linking a block
+  // for a slot whose edge will be pruned, concurrently.
+  successor_block* b = t->more_successors;
+  for (;;) {
     for (int i = 0; i < block_successors && k < n; ++i, ++k) release_one(w, b->slot[i], first);
+    if (k == n) return;
+    b = b->next;
+  }
 }
 
 void free_task(worker& w, task* t) {
