@@ -52,11 +52,11 @@ weft_task_t* weft_task_create(weft_task_fn fn, const void* args, size_t args_siz
     return nullptr;
   }
   if (args && args_size) {
-    if (args_size <= WEFT_INLINE_ARGS_SIZE) {
-      // Small blocks: a short inline copy instead of a call to memcpy.
+    if (args_size <= WEFT_INLINE_ARGS_SIZE && args_size % 8 == 0) {
+      // Word-sized blocks (the usual firstprivate packs): inline word copies, no call.
       auto* dst = static_cast<unsigned char*>(t->arguments());
       auto* src = static_cast<const unsigned char*>(args);
-      for (size_t i = 0; i < args_size; ++i) dst[i] = src[i];
+      for (size_t i = 0; i < args_size; i += 8) __builtin_memcpy(dst + i, src + i, 8);
     } else {
       __builtin_memcpy(t->arguments(), args, args_size);
     }

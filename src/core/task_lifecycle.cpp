@@ -323,33 +323,24 @@ int submit_task(worker& w, task* t) {
   worker_counters::bump(w.counters.tasks_created);
   w.submitted.store(w.submitted.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 
-  // Gather t's accesses: normally the last ones declared on this worker, taken from the tail.
-  pending_access local[16];
-  int count = 0;
-  std::vector<pending_access> spill;
+  // Gather t's accesses. Normally every access pending on this worker is t's (declared just
+  // before submit) and they are used in place; interleaved construction of several tasks takes
+  // the general path.
   auto& acc = w.accesses;
-  std::size_t tail = acc.size();
-  while (tail > 0 && acc[tail - 1].owner == t) --tail;
-  std::size_t own = acc.size() - tail;
-  bool interleaved = false;
-  for (std::size_t i = 0; i < tail; ++i)
-    if (acc[i].owner == t) interleaved = true;
-  if (!interleaved && own <= 16) {
-    for (std::size_t i = tail; i < acc.size(); ++i) local[count++] = acc[i];
-    acc.resize(tail);
-  } else {
-    // Several tasks built at once with interleaved declarations: the rare, general path.
+  pending_access* a = acc.data();
+  int count = static_cast<int>(acc.size());
+  std::vector<pending_access> mine;
+  bool all_mine = true;
+  for (int i = 0; i < count; ++i) all_mine &= a[i].owner == t;
+  if (!all_mine) {
     std::size_t keep = 0;
-    for (std::size_t i = 0; i < acc.size(); ++i) {
-      if (acc[i].owner != t) {
-        acc[keep++] = acc[i];
-      } else if (count < 16) {
-        local[count++] = acc[i];
-      } else {
-        spill.push_back(acc[i]);
-      }
+    for (auto& x : acc) {
+      if (x.owner == t) mine.push_back(x);
+      else acc[keep++] = x;
     }
     acc.resize(keep);
+    a = mine.data();
+    count = static_cast<int>(mine.size());
   }
   if (undeferred) {
     // An extra reference keeps t alive until this thread has run it; the waiter field names the
@@ -361,15 +352,10 @@ int submit_task(worker& w, task* t) {
   int added = 0;
   if (count) {
     t->flags |= flag_has_accesses;
-    pending_access* a = local;
-    if (!spill.empty()) {
-      spill.insert(spill.begin(), local, local + count);
-      a = spill.data();
-      count = static_cast<int>(spill.size());
-    }
     if (count > 1) merge_accesses(a, count);
-    parent_state& domain_owner = state_of(w, parent);
-    for (int i = 0; i < count; ++i) added += domain_owner.domain.add(w, t, a[i].address, a[i].type);
+    dependency_domain& domain = state_of(w, parent).domain;
+    for (int i = 0; i < count; ++i) added += domain.add(w, t, a[i].address, a[i].type);
+    if (all_mine) acc.clear();
   }
 
   if (undeferred) {
@@ -381,7 +367,17 @@ int submit_task(worker& w, task* t) {
     drop_ref(w, t);
     return WEFT_OK;
   }
-  if (finish_linking(t, added)) predecessors_done(w, t, false);
+  if (finish_linking(t, added)) {
+    runtime& rt = *instance;
+    // Ready at birth while this producer already has max_ready tasks queued: run it now rather
+    // than queue it and run the newest (the same choice, without the round trip through the deque).
+    if (w.deque.size() >= rt.max_ready && t->priority == 0 && !t->mutex_group && w.nesting < max_nesting &&
+        rt.cfg.schedule == schedule_policy::depth) {
+      execute_task(w, t);
+    } else {
+      predecessors_done(w, t, false);
+    }
+  }
   return WEFT_OK;
 }
 
