@@ -373,6 +373,7 @@ int submit_task(worker& w, task* t) {
     // than queue it and run the newest (the same choice, without the round trip through the deque).
     if (w.deque.size() >= rt.max_ready && t->priority == 0 && !t->mutex_group && w.nesting < max_nesting &&
         rt.cfg.schedule == schedule_policy::depth) {
+      worker_counters::bump(w.counters.throttle_waits);
       execute_task(w, t);
     } else {
       predecessors_done(w, t, false);
