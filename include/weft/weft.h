@@ -32,7 +32,7 @@ typedef enum weft_status {
   WEFT_ERR_NOT_A_WORKER = 5,     /* a task call from a thread that is not a weft worker */
   WEFT_ERR_OUT_OF_MEMORY = 6,
   WEFT_ERR_TASK_FAILED = 7,      /* a child reported an error: fetch it with weft_take_error */
-  WEFT_ERR_BUSY = 8,             /* finalize from inside a task, or init with another config */
+  WEFT_ERR_BUSY = 8,             /* finalize inside a task or on another thread than init's */
   WEFT_ERR_ARGS_TOO_LARGE = 9    /* argument block over WEFT_MAX_ARGS_SIZE */
 } weft_status;
 
@@ -83,7 +83,8 @@ WEFT_API int weft_task_depend(weft_task_t *task, weft_dep_type type, const void 
 WEFT_API int weft_task_set_priority(weft_task_t *task, int priority);
 /* Frees a task that was created but not submitted (its body never runs). */
 WEFT_API int weft_task_discard(weft_task_t *task);
-/* Hands the task to the runtime. The handle must not be used afterwards. */
+/* Hands the task to the runtime. The handle must not be used afterwards: a call on it returns
+ * WEFT_ERR_ALREADY_SUBMITTED while the descriptor has not been recycled, and is undefined after. */
 WEFT_API int weft_task_submit(weft_task_t *task);
 
 /* Waits for the children of the current task (or of the main program). The waiting worker runs
@@ -97,8 +98,10 @@ WEFT_API int weft_taskgroup_end(void);
  * taskwait (or taskgroup end), which returns WEFT_ERR_TASK_FAILED; the parent claims the payload with
  * weft_take_error. Only the first report per wait is kept; later payloads are passed to release. */
 WEFT_API int weft_report_error(void *payload, void (*release)(void *payload));
-/* Claims the payload of the last WEFT_ERR_TASK_FAILED seen by this task; NULL if none. */
-WEFT_API void *weft_take_error(void);
+/* Claims the payload of the last WEFT_ERR_TASK_FAILED seen by this task (NULL if none) and, when
+ * release is not NULL, the function the child passed with it (so a caller can tell its own kind of
+ * payload from another language's, and free what it does not understand). */
+WEFT_API void *weft_take_error(void (**release)(void *payload));
 
 /* --- queries ---------------------------------------------------------------------------------- */
 

@@ -35,13 +35,18 @@ inline void check(int status, const char* call) {
 }
 // A child's exception travels to the parent's taskwait as a heap exception_ptr.
 inline void release_exception(void* payload) { delete static_cast<std::exception_ptr*>(payload); }
-// Turns WEFT_ERR_TASK_FAILED into the child's exception, rethrown in the parent.
+// Turns WEFT_ERR_TASK_FAILED into the child's exception, rethrown in the parent. A payload from
+// a C child (another release function) is freed and reported as weft::error.
 inline void rethrow_child_failure(int status, const char* call) {
   if (status == WEFT_ERR_TASK_FAILED) {
-    if (void* payload = weft_take_error()) {
-      std::exception_ptr e = std::move(*static_cast<std::exception_ptr*>(payload));
-      release_exception(payload);
-      std::rethrow_exception(e);
+    void (*release)(void*) = nullptr;
+    if (void* payload = weft_take_error(&release)) {
+      if (release == &release_exception) {
+        std::exception_ptr e = std::move(*static_cast<std::exception_ptr*>(payload));
+        release_exception(payload);
+        std::rethrow_exception(e);
+      }
+      if (release) release(payload);
     }
   }
   check(status, call);
@@ -102,7 +107,13 @@ void spawn(F&& f, Options&&... options) {
   static_assert(alignof(Closure) <= 16, "weft::spawn: closures aligned over 16 bytes are not supported");
   weft_task_t* task = weft_task_create(&detail::trampoline<Closure>, nullptr, sizeof(Closure), 0);
   if (!task) throw error(weft_last_error(), "weft::spawn");
-  Closure* closure = new (weft_task_args(task)) Closure(std::forward<F>(f));
+  Closure* closure;
+  try {
+    closure = new (weft_task_args(task)) Closure(std::forward<F>(f));
+  } catch (...) {
+    weft_task_discard(task);  // the copy threw: nothing to destroy, the task never runs
+    throw;
+  }
   try {
     (detail::apply(task, options), ...);
   } catch (...) {
@@ -123,7 +134,9 @@ inline int worker_id() { return weft_worker_id(); }
 // exception; the destructor waits too but does not throw while the stack is unwinding.
 class taskgroup {
  public:
-  taskgroup() { detail::check(weft_taskgroup_begin(), "weft::taskgroup"); }
+  taskgroup() : unwinding_at_start_(std::uncaught_exceptions()) {
+    detail::check(weft_taskgroup_begin(), "weft::taskgroup");
+  }
   taskgroup(const taskgroup&) = delete;
   taskgroup& operator=(const taskgroup&) = delete;
   void wait() {
@@ -136,11 +149,18 @@ class taskgroup {
     if (!open_) return;
     open_ = false;
     int status = weft_taskgroup_end();
-    if (std::uncaught_exceptions() == 0) detail::rethrow_child_failure(status, "weft::taskgroup");
-    if (status == WEFT_ERR_TASK_FAILED) detail::release_exception(weft_take_error());
+    // Throw only if this scope is not being left by an exception (a group built inside a catch
+    // block or a destructor still reports its children).
+    if (std::uncaught_exceptions() == unwinding_at_start_) detail::rethrow_child_failure(status, "weft::taskgroup");
+    if (status == WEFT_ERR_TASK_FAILED) {
+      void (*release)(void*) = nullptr;
+      void* payload = weft_take_error(&release);
+      if (payload && release) release(payload);
+    }
   }
 
  private:
+  int unwinding_at_start_;
   bool open_ = true;
 };
 

@@ -139,9 +139,13 @@ int weft_report_error(void* payload, void (*release)(void*)) {
   return report_error(*w, payload, release);
 }
 
-void* weft_take_error(void) {
+void* weft_take_error(void (**release)(void*)) {
   worker* w = current_worker;
-  return w ? take_error(*w) : nullptr;
+  if (!w) {
+    if (release) *release = nullptr;
+    return nullptr;
+  }
+  return take_error(*w, release);
 }
 
 int weft_last_error(void) { return last_error; }

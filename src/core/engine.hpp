@@ -26,7 +26,7 @@ parent_state& state_of(worker& w, task* t);
 void release_parent_state(worker& w, task* t);
 
 int report_error(worker& w, void* payload, void (*release)(void*));
-void* take_error(worker& w);
+void* take_error(worker& w, void (**release)(void*));
 void attach_mutex_group(worker& w, task* t, task* group);
 
 // --- edges (core/dependency_domain.cpp) -------------------------------------------------------

@@ -200,10 +200,11 @@ void finish_body(worker& w, task* t) {
     release_successors(w, t);
     drain_redirects(w);
   }
-  if (t->group) notify_group(t->group);
-  task* parent = t->parent;
+  // Counters first: once the group or the parent hears of t, a waiter may read them.
   worker_counters::bump(w.counters.tasks_completed);
   w.finished.store(w.finished.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  if (t->group) notify_group(t->group);
+  task* parent = t->parent;
   // Own children: fold the count created into pending; the last of them (or this) finishes t.
   bool done;
   if (t->children_created == 0) {
@@ -483,12 +484,14 @@ int report_error(worker& w, void* payload, void (*release)(void*)) {
   return WEFT_OK;
 }
 
-void* take_error(worker& w) {
+void* take_error(worker& w, void (**release)(void*)) {
   parent_state* ps = w.current->state.load(std::memory_order_relaxed);
+  if (release) *release = nullptr;
   if (!ps || !ps->claimed) return nullptr;
   error_box* b = ps->claimed;
   ps->claimed = nullptr;
   void* p = b->payload;
+  if (release) *release = b->release;
   delete b;
   return p;
 }

@@ -16,11 +16,16 @@
 
 namespace {
 std::atomic<int> ran{0};
-int submitted = 0;
+std::atomic<int> submitted{0};
 long chain = 0;
 
-void count(void*) { ran.fetch_add(1); }
-void report() { std::printf("ran=%d submitted=%d\n", ran.load(), submitted); std::fflush(stdout); }
+void count(void*) {
+  ran.fetch_add(1);
+}
+void report() {
+  std::printf("ran=%d submitted=%d\n", ran.load(), submitted.load());
+  std::fflush(stdout);
+}
 
 void submit_some(int n, bool chained) {
   for (int i = 0; i < n; ++i) {
@@ -59,7 +64,7 @@ int main(int argc, char** argv) {
   if (std::strcmp(mode, "finalize-pending") == 0) {
     submit_some(20, true);
     if (weft_finalize() != WEFT_OK) return 6;
-    if (ran.load() != submitted) return 7;
+    if (ran.load() != submitted.load()) return 7;
     std::exit(0);
   }
   if (std::strcmp(mode, "exit-in-task") == 0) {

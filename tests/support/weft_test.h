@@ -27,10 +27,9 @@ namespace weft_test {
 // Every WEFT_* variable the runtime reads. A runtime_config clears all of them, so that a test is
 // not influenced by the environment it was started from (CI sets none of these; a developer might).
 inline const std::vector<std::string>& runtime_variables() {
-  static const std::vector<std::string> names = {
-      "WEFT_NUM_THREADS", "WEFT_MAX_TASKS",       "WEFT_MAX_READY",    "WEFT_SCHEDULE",
-      "WEFT_STEAL",       "WEFT_WAIT_POLICY",     "WEFT_MAX_PRIORITY", "WEFT_BIND",
-      "WEFT_DISPLAY_ENV"};
+  static const std::vector<std::string> names = {"WEFT_NUM_THREADS",  "WEFT_MAX_TASKS", "WEFT_MAX_READY",
+                                                 "WEFT_SCHEDULE",     "WEFT_STEAL",     "WEFT_WAIT_POLICY",
+                                                 "WEFT_MAX_PRIORITY", "WEFT_BIND",      "WEFT_DISPLAY_ENV"};
   return names;
 }
 
@@ -192,10 +191,9 @@ inline weft_stats_t stats() {
 
 inline std::string format_stats(const weft_stats_t& s) {
   std::ostringstream o;
-  o << "created=" << s.tasks_created << " completed=" << s.tasks_completed
-    << " edges=" << s.edges_created << " elided=" << s.edges_elided << " pruned=" << s.edges_pruned
-    << " redirect=" << s.redirect_nodes << " steals=" << s.steals
-    << " throttle_waits=" << s.throttle_waits << " max_live=" << s.max_live_tasks
+  o << "created=" << s.tasks_created << " completed=" << s.tasks_completed << " edges=" << s.edges_created
+    << " elided=" << s.edges_elided << " pruned=" << s.edges_pruned << " redirect=" << s.redirect_nodes
+    << " steals=" << s.steals << " throttle_waits=" << s.throttle_waits << " max_live=" << s.max_live_tasks
     << " task_bytes=" << s.task_bytes;
   return o.str();
 }

@@ -23,9 +23,7 @@ class CppApi : public ::testing::TestWithParam<int> {
         weft_test::runtime_config::vars{{"WEFT_NUM_THREADS", std::to_string(GetParam())}});
     ASSERT_TRUE(rt_->ok());
   }
-  void TearDown() override {
-    rt_.reset();
-  }
+  void TearDown() override { rt_.reset(); }
   std::unique_ptr<weft_test::runtime_config> rt_;
 };
 
@@ -64,17 +62,50 @@ TEST_P(CppApi, AccessOverloads) {
     int seen_members = -1;
     char buffer[32] = {};
 
-    weft::spawn([&] { scalar = 1; log.push_back(1); }, weft::out(scalar));
-    weft::spawn([&] { array[0] = static_cast<double>(scalar); log.push_back(2); }, weft::in(scalar), weft::out(array));
-    weft::spawn([&] { array[1] = array[0] + 1; log.push_back(3); }, weft::inout(array));
+    weft::spawn(
+        [&] {
+          scalar = 1;
+          log.push_back(1);
+        },
+        weft::out(scalar));
+    weft::spawn(
+        [&] {
+          array[0] = static_cast<double>(scalar);
+          log.push_back(2);
+        },
+        weft::in(scalar), weft::out(array));
+    weft::spawn(
+        [&] {
+          array[1] = array[0] + 1;
+          log.push_back(3);
+        },
+        weft::inout(array));
     // raw address + length overloads on a buffer
-    weft::spawn([&] { buffer[0] = 'a'; log.push_back(4); }, weft::out(buffer + 0, sizeof buffer), weft::in(array));
-    weft::spawn([&] { buffer[1] = static_cast<char>(buffer[0] + 1); log.push_back(5); },
-                weft::inout(static_cast<void*>(buffer), sizeof buffer));
+    weft::spawn(
+        [&] {
+          buffer[0] = 'a';
+          log.push_back(4);
+        },
+        weft::out(buffer + 0, sizeof buffer), weft::in(array));
+    weft::spawn(
+        [&] {
+          buffer[1] = static_cast<char>(buffer[0] + 1);
+          log.push_back(5);
+        },
+        weft::inout(static_cast<void*>(buffer), sizeof buffer));
     for (int i = 0; i < 6; ++i)
-      weft::spawn([&] { set_members.fetch_add(1); weft_test::spin(100); }, weft::inoutset(scalar));
-    weft::spawn([&] { seen_members = set_members.load(); log.push_back(6); }, weft::in(scalar),
-                weft::in(static_cast<const void*>(buffer), sizeof buffer));
+      weft::spawn(
+          [&] {
+            set_members.fetch_add(1);
+            weft_test::spin(100);
+          },
+          weft::inoutset(scalar));
+    weft::spawn(
+        [&] {
+          seen_members = set_members.load();
+          log.push_back(6);
+        },
+        weft::in(scalar), weft::in(static_cast<const void*>(buffer), sizeof buffer));
     for (int i = 0; i < 6; ++i)
       weft::spawn(
           [&] {
@@ -197,7 +228,10 @@ TEST_P(CppApi, TaskgroupDestructorDuringUnwinding) {
   std::atomic<int> ran{0};
   try {
     weft::taskgroup group;
-    weft::spawn([&] { weft_test::spin(1000); ran++; });
+    weft::spawn([&] {
+      weft_test::spin(1000);
+      ran++;
+    });
     weft::spawn([] { throw custom_error(1); });
     throw std::logic_error("scope left");
   } catch (const std::logic_error&) {
@@ -242,9 +276,7 @@ TEST_P(CppApi, NonTrivialClosuresDestroyedExactlyOnce) {
     tracked t(1);
     std::string text(100, 'x');  // heap-allocated, beyond the small-string buffer
     for (int i = 0; i < n; ++i) {
-      weft::spawn([t, text, shared, &sum, i] {
-        sum += t.value + static_cast<long>(text.size()) + *shared + i;
-      });
+      weft::spawn([t, text, shared, &sum, i] { sum += t.value + static_cast<long>(text.size()) + *shared + i; });
     }
     weft::taskwait();
   }
@@ -298,28 +330,25 @@ struct throwing_copy {
 };
 std::atomic<int> throwing_copy::copies{0};
 
+// The closure is larger than the inline argument block, so its task owns a separate buffer: if
+// spawn forgot the created task when the copy throws, that buffer would leak, which the
+// AddressSanitizer build reports (LeakSanitizer) once weft_finalize has released the task pools.
 TEST_P(CppApi, ClosureCopyThrowingDoesNotRunTask) {
-  // Reference: what an explicit create + discard leaves in the counters.
-  ASSERT_EQ(weft_reset_stats(), WEFT_OK);
-  weft_task_t* t = weft_task_create([](void*) {}, nullptr, 0, 0);
-  ASSERT_NE(t, nullptr);
-  ASSERT_EQ(weft_task_discard(t), WEFT_OK);
-  weft_stats_t ref = weft_test::stats();
-
-  ASSERT_EQ(weft_reset_stats(), WEFT_OK);
   std::atomic<int> ran{0};
   throwing_copy::copies = -100;  // the copies made while building the lambda succeed...
   throwing_copy c;
-  auto f = [c, &ran] { ran++; };
+  std::array<char, 256> padding{};
+  auto f = [c, padding, &ran] { ran += padding[0] + 1; };
+  static_assert(sizeof(f) > WEFT_INLINE_ARGS_SIZE);
   throwing_copy::copies = 0;  // ...the copy into the task's argument block throws
   EXPECT_THROW(weft::spawn(f), std::runtime_error);
   weft::taskwait();
   EXPECT_EQ(ran.load(), 0);
-  // The task spawn created must have been discarded, like the reference one.
-  weft_stats_t s = weft_test::stats();
-  EXPECT_EQ(s.tasks_created - s.tasks_completed, ref.tasks_created - ref.tasks_completed)
-      << "after the throwing copy: " << weft_test::format_stats(s)
-      << "\nafter create + discard: " << weft_test::format_stats(ref);
+  // The runtime is still usable.
+  weft::spawn([&] { ran++; });
+  weft::taskwait();
+  EXPECT_EQ(ran.load(), 1);
+  EXPECT_EQ(weft_finalize(), WEFT_OK);
 }
 
 INSTANTIATE_TEST_SUITE_P(Workers, CppApi, ::testing::Values(1, 2, 4),

@@ -136,11 +136,12 @@ TEST_P(InoutsetRedirect, JoinsSetThroughOneNode) {
   ASSERT_EQ(weft_taskwait(), WEFT_OK);
   weft_stats_t s = weft_test::stats();
   EXPECT_EQ(s.redirect_nodes, 1u) << "m=" << m << " n=" << n << ": " << weft_test::format_stats(s);
-  EXPECT_EQ(s.edges_created, static_cast<uint64_t>(m + n)) << "m=" << m << " n=" << n << ": "
-                                                            << weft_test::format_stats(s);
+  EXPECT_EQ(s.edges_created, static_cast<uint64_t>(m + n))
+      << "m=" << m << " n=" << n << ": " << weft_test::format_stats(s);
   ASSERT_EQ(log.ran.size(), static_cast<size_t>(m + n));
   for (int i = 0; i < m; ++i)
-    for (int j = 0; j < n; ++j) EXPECT_LT(position(log, i), position(log, 100 + j)) << "member " << i << " reader " << j;
+    for (int j = 0; j < n; ++j)
+      EXPECT_LT(position(log, i), position(log, 100 + j)) << "member " << i << " reader " << j;
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, InoutsetRedirect,
@@ -210,5 +211,44 @@ TEST_F(Edges, ChainCountsExactly) {
   ASSERT_EQ(log.ran.size(), static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) ASSERT_EQ(log.ran[static_cast<size_t>(i)], i);
 }
+
+}  // namespace
+
+namespace {
+
+// The counters are exact once no task runs: after a taskwait or a taskgroup end returned, every
+// task that wait covered is counted as completed (also when other workers completed them).
+class StatsAfterWait : public ::testing::TestWithParam<int> {};
+
+TEST_P(StatsAfterWait, CompletedEqualsCreated) {
+  weft_test::runtime_config rt(weft_test::runtime_config::vars{{"WEFT_NUM_THREADS", std::to_string(GetParam())}});
+  ASSERT_TRUE(rt.ok());
+  const int rounds = weft_test::scaled(2000, 100);
+  int mismatches = 0;
+  weft_stats_t first_bad{};
+  for (int r = 0; r < rounds; ++r) {
+    ASSERT_EQ(weft_reset_stats(), WEFT_OK);
+    const bool group = r % 2 == 0;
+    if (group) {
+      ASSERT_EQ(weft_taskgroup_begin(), WEFT_OK);
+    }
+    for (int i = 0; i < 8; ++i) {
+      weft_task_t* t = weft_task_create([](void*) { weft_test::spin(100); }, nullptr, 0, 0);
+      ASSERT_NE(t, nullptr);
+      ASSERT_EQ(weft_task_submit(t), WEFT_OK);
+    }
+    ASSERT_EQ(group ? weft_taskgroup_end() : weft_taskwait(), WEFT_OK);
+    weft_stats_t s = weft_test::stats();
+    if (s.tasks_completed != s.tasks_created || s.tasks_created != 8) {
+      if (mismatches++ == 0) first_bad = s;
+    }
+    if (!group) continue;
+    ASSERT_EQ(weft_taskwait(), WEFT_OK);
+  }
+  EXPECT_EQ(mismatches, 0) << "in " << rounds << " rounds; first: " << weft_test::format_stats(first_bad);
+}
+
+INSTANTIATE_TEST_SUITE_P(Workers, StatsAfterWait, ::testing::Values(2, 4),
+                         [](const ::testing::TestParamInfo<int>& info) { return "w" + std::to_string(info.param); });
 
 }  // namespace

@@ -15,7 +15,9 @@
 namespace {
 
 std::atomic<int> g_runs{0};
-void count_body(void*) { g_runs.fetch_add(1); }
+void count_body(void*) {
+  g_runs.fetch_add(1);
+}
 
 class Misuse : public ::testing::Test {
  protected:
@@ -283,7 +285,7 @@ TEST_F(Misuse, ReportErrorOutsideTask) {
   int s = weft_report_error(&released, [](void*) { released++; });
   EXPECT_NE(s, WEFT_OK) << "weft_report_error outside any task has no parent to report to";
   EXPECT_LE(released.load(), 1);
-  EXPECT_EQ(weft_take_error(), nullptr);
+  EXPECT_EQ(weft_take_error(nullptr), nullptr);
   expect_still_works();
 }
 
@@ -303,11 +305,11 @@ TEST_F(Misuse, ReportErrorAndTakeError) {
     ASSERT_EQ(weft_task_submit(t), WEFT_OK);
   }
   EXPECT_EQ(weft_taskwait(), WEFT_ERR_TASK_FAILED);
-  void* p = weft_take_error();
+  void* p = weft_take_error(nullptr);
   ASSERT_NE(p, nullptr);
   EXPECT_TRUE(p >= &payloads[0] && p <= &payloads[4]);
   EXPECT_EQ(released.load(), 4);
-  EXPECT_EQ(weft_take_error(), nullptr) << "claimed once";
+  EXPECT_EQ(weft_take_error(nullptr), nullptr) << "claimed once";
   EXPECT_EQ(weft_taskwait(), WEFT_OK) << "the failure was reported once";
   expect_still_works();
 }
@@ -345,9 +347,11 @@ TEST(MisuseLifetime, MalformedEnvironment) {
   if (weft_initialized()) {
     ASSERT_EQ(weft_finalize(), WEFT_OK);
   }
-  for (auto [name, value] : std::vector<std::pair<const char*, const char*>>{
-           {"WEFT_NUM_THREADS", "zero"}, {"WEFT_SCHEDULE", "lifo"}, {"WEFT_STEAL", "nobody"},
-           {"WEFT_MAX_TASKS", "-3"}, {"WEFT_WAIT_POLICY", "sometimes"}}) {
+  for (auto [name, value] : std::vector<std::pair<const char*, const char*>>{{"WEFT_NUM_THREADS", "zero"},
+                                                                             {"WEFT_SCHEDULE", "lifo"},
+                                                                             {"WEFT_STEAL", "nobody"},
+                                                                             {"WEFT_MAX_TASKS", "-3"},
+                                                                             {"WEFT_WAIT_POLICY", "sometimes"}}) {
     setenv(name, value, 1);
     int s = weft_init();
     EXPECT_NE(s, WEFT_OK) << name << "=" << value;

@@ -25,9 +25,7 @@ class Nesting : public ::testing::TestWithParam<int> {
         weft_test::runtime_config::vars{{"WEFT_NUM_THREADS", std::to_string(GetParam())}});
     ASSERT_TRUE(rt_->ok());
   }
-  void TearDown() override {
-    rt_.reset();
-  }
+  void TearDown() override { rt_.reset(); }
   std::unique_ptr<weft_test::runtime_config> rt_;
 };
 

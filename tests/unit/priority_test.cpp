@@ -30,7 +30,8 @@ void prio_body(void* p) {
 
 int g_max_priority = 0;
 
-void submit(ran_log& log, int id, int priority, std::initializer_list<std::pair<weft_dep_type, const void*>> deps = {}) {
+void submit(ran_log& log, int id, int priority,
+            std::initializer_list<std::pair<weft_dep_type, const void*>> deps = {}) {
   prio_args args{&log, std::min(priority, g_max_priority), id};
   weft_task_t* t = weft_task_create(&prio_body, &args, sizeof args, 0);
   ASSERT_NE(t, nullptr);
@@ -76,8 +77,8 @@ TEST_P(Priorities, ReadyTasksRunInNonIncreasingOrder) {
     ASSERT_EQ(weft_taskwait(), WEFT_OK);
     ASSERT_EQ(log.priorities.size(), prios.size());
     EXPECT_TRUE(std::is_sorted(log.priorities.rbegin(), log.priorities.rend()))
-        << "schedule=" << GetParam() << " round " << round << ": effective priorities in run order: "
-        << show(log.priorities);
+        << "schedule=" << GetParam() << " round " << round
+        << ": effective priorities in run order: " << show(log.priorities);
   }
 }
 

@@ -21,9 +21,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -59,11 +59,16 @@ uint64_t mix(uint64_t a, uint64_t b) {
 
 const char* dep_name(weft_dep_type t) {
   switch (t) {
-    case WEFT_DEP_IN: return "in";
-    case WEFT_DEP_OUT: return "out";
-    case WEFT_DEP_INOUT: return "inout";
-    case WEFT_DEP_MUTEXINOUTSET: return "mutexinoutset";
-    case WEFT_DEP_INOUTSET: return "inoutset";
+    case WEFT_DEP_IN:
+      return "in";
+    case WEFT_DEP_OUT:
+      return "out";
+    case WEFT_DEP_INOUT:
+      return "inout";
+    case WEFT_DEP_MUTEXINOUTSET:
+      return "mutexinoutset";
+    case WEFT_DEP_INOUTSET:
+      return "inoutset";
   }
   return "?";
 }
@@ -83,8 +88,8 @@ struct node {
   bool undeferred = false;
   unsigned spin_before = 0, spin_after = 0;
   std::vector<int> children;
-  std::vector<long> child_addresses;  // the addresses the children's accesses name
-  int wait_pos = -1;                  // taskwait before creating child wait_pos (k: after the last)
+  std::vector<long> child_addresses;     // the addresses the children's accesses name
+  int wait_pos = -1;                     // taskwait before creating child wait_pos (k: after the last)
   int group_begin = -1, group_end = -1;  // taskgroup around the creation of children [begin, end)
 
   // what happened; written by the task, read after the final wait (the runtime must order them)
@@ -198,8 +203,7 @@ std::string describe(graph& g, bool with_stamps) {
     }
     if (n.wait_pos >= 0) o << " taskwait@" << n.wait_pos;
     if (n.group_begin >= 0) o << " taskgroup[" << n.group_begin << "," << n.group_end << ")";
-    if (with_stamps && i > 0)
-      o << " | runs=" << n.runs.load() << " start=" << n.start << " end=" << n.end;
+    if (with_stamps && i > 0) o << " | runs=" << n.runs.load() << " start=" << n.start << " end=" << n.end;
     if (with_stamps && n.wait_pos >= 0) o << " after_wait=" << n.after_wait;
     if (with_stamps && n.group_begin >= 0) o << " after_group=" << n.after_group;
     o << "\n";
@@ -279,8 +283,10 @@ class checker {
     for (size_t i = 1; i < g_.nodes.size(); ++i) {
       node& n = g_.at(static_cast<int>(i));
       int runs = n.runs.load();
-      if (runs != 1) report() << "n" << i << " ran " << runs << " times (expected exactly once)";
-      else if (!(n.start < n.end)) report() << "n" << i << " start " << n.start << " !< end " << n.end;
+      if (runs != 1)
+        report() << "n" << i << " ran " << runs << " times (expected exactly once)";
+      else if (!(n.start < n.end))
+        report() << "n" << i << " start " << n.start << " !< end " << n.end;
       if (runs == 1 && n.parent > 0 && !(g_.at(n.parent).start < n.start))
         report() << "n" << i << " started (" << n.start << ") before its parent n" << n.parent << " ("
                  << g_.at(n.parent).start << ")";
@@ -300,8 +306,10 @@ class checker {
     std::vector<std::string>* out;
     explicit line(std::vector<std::string>* v) : out(v) {}
     ~line() {
-      if (out->size() < 25) out->push_back(o.str());
-      else if (out->size() == 25) out->push_back("... (more violations)");
+      if (out->size() < 25)
+        out->push_back(o.str());
+      else if (out->size() == 25)
+        out->push_back("... (more violations)");
     }
     template <class T>
     line& operator<<(const T& v) {
@@ -327,8 +335,8 @@ class checker {
       for (int c = 0; c < pn.wait_pos; ++c) {
         int ci = pn.children[static_cast<size_t>(c)];
         if (ran(ci) && !(g_.at(ci).end < pn.after_wait))
-          report() << "n" << p << ": taskwait returned at " << pn.after_wait << " before child n" << ci
-                   << " ended at " << g_.at(ci).end;
+          report() << "n" << p << ": taskwait returned at " << pn.after_wait << " before child n" << ci << " ended at "
+                   << g_.at(ci).end;
       }
     }
     // taskgroup: every descendant of the children created in it has ended
@@ -337,8 +345,8 @@ class checker {
       for (int c = pn.group_begin; c < pn.group_end; ++c) subtree_ends(pn.children[static_cast<size_t>(c)], desc);
       for (int d : desc)
         if (ran(d) && !(g_.at(d).end < pn.after_group))
-          report() << "n" << p << ": taskgroup end returned at " << pn.after_group << " before descendant n"
-                   << d << " ended at " << g_.at(d).end;
+          report() << "n" << p << ": taskgroup end returned at " << pn.after_group << " before descendant n" << d
+                   << " ended at " << g_.at(d).end;
     }
     // dependences, address by address
     for (int slot = 0; slot < static_cast<int>(pn.child_addresses.size()); ++slot) {
@@ -439,6 +447,10 @@ std::string config_name(const config& c) {
   return s;
 }
 
+void PrintTo(const config& c, std::ostream* os) {
+  *os << config_name(c);
+}
+
 std::vector<config> all_configs() {
   std::vector<config> v;
   for (int w : {1, 2, 3, 4, 8, 16})
@@ -457,9 +469,8 @@ class RandomGraphs : public ::testing::TestWithParam<config> {};
 
 TEST_P(RandomGraphs, FollowOpenMPDependenceRules) {
   const config& c = GetParam();
-  weft_test::runtime_config::vars vars = {{"WEFT_NUM_THREADS", std::to_string(c.workers)},
-                                          {"WEFT_SCHEDULE", c.schedule},
-                                          {"WEFT_STEAL", c.steal}};
+  weft_test::runtime_config::vars vars = {
+      {"WEFT_NUM_THREADS", std::to_string(c.workers)}, {"WEFT_SCHEDULE", c.schedule}, {"WEFT_STEAL", c.steal}};
   if (std::string(c.schedule) == "priority") vars.push_back({"WEFT_MAX_PRIORITY", "8"});
   if (c.wait_policy) vars.push_back({"WEFT_WAIT_POLICY", c.wait_policy});
   if (c.bind) vars.push_back({"WEFT_BIND", c.bind});
@@ -491,8 +502,7 @@ TEST_P(RandomGraphs, FollowOpenMPDependenceRules) {
     dog.step(step.str());
     std::string failure = run_graph(seed, params, tasks, overlaps);
     ASSERT_TRUE(failure.empty()) << "config " << where << "\nreproduce: WEFT_TEST_SEED=0x" << std::hex << seed
-                                 << std::dec << " ./random_graphs_test --gtest_filter='*" << config_name(c)
-                                 << "*'\n"
+                                 << std::dec << " ./random_graphs_test --gtest_filter='*" << config_name(c) << "*'\n"
                                  << failure;
   }
   std::printf("[ info     ] %s: %zu graphs, %llu tasks, %llu overlapping task pairs\n", config_name(c).c_str(),

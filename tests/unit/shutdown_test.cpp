@@ -188,12 +188,20 @@ struct helper_case {
   const char* label;
 };
 
+void PrintTo(const helper_case& h, std::ostream* os) {
+  *os << h.label << " (" << h.program << ")";
+}
+
 class ExitWithPending : public ::testing::TestWithParam<helper_case> {};
 
 std::string describe(const outcome& o) {
   std::ostringstream s;
-  s << (o.hung ? "HUNG (killed after 60 s)" : o.exited ? "exited " : "killed by signal ") << (o.hung ? 0 : o.status)
-    << "\n--- stdout ---\n" << o.out << "--- stderr ---\n" << o.err;
+  s << (o.hung     ? "HUNG (killed after 60 s)"
+        : o.exited ? "exited "
+                   : "killed by signal ")
+    << (o.hung ? 0 : o.status) << "\n--- stdout ---\n"
+    << o.out << "--- stderr ---\n"
+    << o.err;
   return s.str();
 }
 
@@ -236,6 +244,8 @@ TEST_P(ExitWithPending, ExitFromInsideATask) {
 INSTANTIATE_TEST_SUITE_P(Linkage, ExitWithPending,
                          ::testing::Values(helper_case{WEFT_SHUTDOWN_HELPER, "shared"},
                                            helper_case{WEFT_SHUTDOWN_HELPER_STATIC, "static"}),
-                         [](const ::testing::TestParamInfo<helper_case>& info) { return std::string(info.param.label); });
+                         [](const ::testing::TestParamInfo<helper_case>& info) {
+                           return std::string(info.param.label);
+                         });
 
 }  // namespace

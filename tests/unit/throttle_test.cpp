@@ -28,6 +28,10 @@ std::string bounds_name(const bounds& b) {
   return s;
 }
 
+void PrintTo(const bounds& b, std::ostream* os) {
+  *os << bounds_name(b);
+}
+
 class Throttle : public ::testing::TestWithParam<bounds> {
  protected:
   void SetUp() override {
@@ -40,9 +44,7 @@ class Throttle : public ::testing::TestWithParam<bounds> {
     ASSERT_EQ(weft_num_workers(), b.workers);
     ASSERT_EQ(weft_reset_stats(), WEFT_OK);
   }
-  void TearDown() override {
-    rt_.reset();
-  }
+  void TearDown() override { rt_.reset(); }
   // The pattern went over the bound for sure: on one worker nothing runs until the producer waits.
   void expect_throttled(bool pattern_exceeds_tasks, bool pattern_exceeds_ready) {
     const bounds& b = GetParam();
@@ -111,7 +113,12 @@ TEST_P(Throttle, FanOutFanIn) {
           readers.fetch_add(1);
         },
         weft::in(x));
-  weft::spawn([&] { final_readers = readers.load(); x = 0; }, weft::out(x));
+  weft::spawn(
+      [&] {
+        final_readers = readers.load();
+        x = 0;
+      },
+      weft::out(x));
   weft::taskwait();
   EXPECT_EQ(wrong.load(), 0);
   EXPECT_EQ(final_readers, n);

@@ -25,7 +25,9 @@ void record_body(void* p) {
   r->done = true;
 }
 
-void slow_body(void*) { weft_test::spin(5000); }
+void slow_body(void*) {
+  weft_test::spin(5000);
+}
 
 class Undeferred : public ::testing::TestWithParam<int> {
  protected:
