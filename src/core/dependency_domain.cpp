@@ -100,11 +100,11 @@ access_record& dependency_domain::find_or_insert(worker& w, const void* address)
     if (r.address == nullptr) {
       if ((occupied_.size() + 1) * 2 > table_.size()) {
         // Half full: first forget the records whose tasks have all finished (they can only
-        // produce pruned edges); grow only when that frees less than a quarter, so the table
-        // stays proportional to the live tasks and the sweeps cost O(1) per insertion.
-        std::size_t before = occupied_.size();
+        // produce pruned edges); if the table is still over a quarter full, double it. After a
+        // sweep at least a quarter of the slots are free, so sweeps cost O(1) per insertion and
+        // the table stays proportional to the live tasks.
         rebuild(w, table_.size());
-        if (occupied_.size() * 4 > before * 3) rebuild(w, table_.size() * 2);
+        if (occupied_.size() * 4 > table_.size()) rebuild(w, table_.size() * 2);
         return find_or_insert(w, address);
       }
       r.address = address;
