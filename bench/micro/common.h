@@ -459,6 +459,50 @@ static BENCH_UNUSED int bench_unsupported(const bench_options *o, const char *ru
 /* --- METG ------------------------------------------------------------------------------------- */
 
 /* Runs stencil_1d of width w, steps t, every body spinning `iterations`; returns wall ns. */
+/* The four patterns every variant runs the same way, given its runners. inoutset may be NULL
+   (unsupported there: the variant reports it). */
+typedef struct bench_runners {
+  double (*indep)(long n);
+  double (*chain)(long n);
+  double (*stencil)(int w, long steps, unsigned long iterations);
+  double (*inoutset)(long rounds, int members, int readers);
+} bench_runners;
+
+/* Runs o's pattern if it is indep, chain, stencil or (when supported) inoutset, setting *n, *wall
+   and param. Returns 1 when it ran it, 0 when the pattern is the variant's own business (metg,
+   pending, an unsupported inoutset), -1 when setting up failed (out of memory). */
+static BENCH_UNUSED int bench_run_common(const bench_options *o, const bench_runners *r, long *n, double *wall,
+                                         char *param, size_t param_size) {
+  switch (o->pattern) {
+    case BENCH_INDEP:
+      *n = o->n;
+      *wall = r->indep(*n);
+      return 1;
+    case BENCH_CHAIN:
+      *n = o->n;
+      *wall = r->chain(*n);
+      snprintf(param, param_size, "1");
+      return 1;
+    case BENCH_STENCIL: {
+      long steps = (o->n + o->width - 1) / o->width;
+      *n = steps * o->width;
+      if (!bench_stencil_setup(o->width)) return -1;
+      *wall = r->stencil(o->width, steps, 0);
+      snprintf(param, param_size, "%d", o->width);
+      return 1;
+    }
+    case BENCH_INOUTSET:
+      if (!r->inoutset) return 0;
+      *n = o->rounds * (o->members + o->readers + 1);
+      bench_inoutset_setup(o->members, o->readers);
+      *wall = r->inoutset(o->rounds, o->members, o->readers);
+      snprintf(param, param_size, "%dx%d", o->members, o->readers);
+      return 1;
+    default:
+      return 0;
+  }
+}
+
 typedef double (*bench_stencil_runner)(void *ctx, int width, long steps, unsigned long iterations);
 
 /* Sweeps task durations from max_ns down by `factor` to min_ns. Efficiency of one point = (tasks x

@@ -166,38 +166,19 @@ int main(int argc, char **argv) {
   runtime = runtime_name();
   run_indep(1000); /* warm-up: starts the team */
 
-#ifndef BENCH_HAVE_OMP_INOUTSET
+#ifdef BENCH_HAVE_OMP_INOUTSET
+#define BENCH_OMP_INOUTSET_RUNNER run_inoutset
+#else
+#define BENCH_OMP_INOUTSET_RUNNER NULL
   if (o.pattern == BENCH_INOUTSET)
     return bench_unsupported(&o, runtime, team_size, "compiler-lacks-depend-inoutset");
 #endif
 
   bench_verify = o.verify;
-  switch (o.pattern) {
-    case BENCH_INDEP:
-      n = o.n;
-      wall = run_indep(n);
-      break;
-    case BENCH_CHAIN:
-      n = o.n;
-      wall = run_chain(n);
-      snprintf(param, sizeof param, "1");
-      break;
-    case BENCH_STENCIL: {
-      long steps = (o.n + o.width - 1) / o.width;
-      n = steps * o.width;
-      if (!bench_stencil_setup(o.width)) return 1;
-      wall = run_stencil(o.width, steps, 0);
-      snprintf(param, sizeof param, "%d", o.width);
-      break;
-    }
-    case BENCH_INOUTSET:
-#ifdef BENCH_HAVE_OMP_INOUTSET
-      n = o.rounds * (o.members + o.readers + 1);
-      bench_inoutset_setup(o.members, o.readers);
-      wall = run_inoutset(o.rounds, o.members, o.readers);
-      snprintf(param, sizeof param, "%dx%d", o.members, o.readers);
-#endif
-      break;
+  const bench_runners runners = {run_indep, run_chain, run_stencil, BENCH_OMP_INOUTSET_RUNNER};
+  int ran = bench_run_common(&o, &runners, &n, &wall, param, sizeof param);
+  if (ran < 0) return 1;
+  if (!ran) switch (o.pattern) {
     case BENCH_METG: {
       int width = o.width > 0 ? o.width : team_size;
       bench_verify = 0;
@@ -217,6 +198,8 @@ int main(int argc, char **argv) {
                 before / 1024, after / 1024);
       break;
     }
+    default:
+      break;
   }
   status = bench_verify_result(&e, n);
   bench_print(&o, runtime, team_size, n, param, wall / (double)n, &e);

@@ -192,24 +192,10 @@ int main(int argc, char **argv) {
   run_indep(1000); /* warm-up */
 
   bench_verify = o.verify;
-  switch (o.pattern) {
-    case BENCH_INDEP:
-      n = o.n;
-      wall = run_indep(n);
-      break;
-    case BENCH_CHAIN:
-      n = o.n;
-      wall = run_chain(n);
-      snprintf(param, sizeof param, "1");
-      break;
-    case BENCH_STENCIL: {
-      long steps = (o.n + o.width - 1) / o.width;
-      n = steps * o.width;
-      if (!bench_stencil_setup(o.width)) check(1, "malloc");
-      wall = run_stencil(o.width, steps, 0);
-      snprintf(param, sizeof param, "%d", o.width);
-      break;
-    }
+  const bench_runners runners = {run_indep, run_chain, run_stencil, NULL};
+  int ran = bench_run_common(&o, &runners, &n, &wall, param, sizeof param);
+  if (ran < 0) check(1, "malloc");
+  if (!ran) switch (o.pattern) {
     case BENCH_INOUTSET:
       status = bench_unsupported(&o, runtime, threads, "starpu-has-no-inoutset");
       starpu_shutdown();
@@ -234,6 +220,8 @@ int main(int argc, char **argv) {
                 before / 1024, after / 1024);
       break;
     }
+    default:
+      break;
   }
   status = bench_verify_result(&e, n);
   bench_print(&o, runtime, threads, n, param, wall / (double)n, &e);

@@ -185,30 +185,10 @@ int main(int argc, char** argv) {
   long n = 0;
   bench_verify = o.verify;
   weft_reset_stats();
-  switch (o.pattern) {
-    case BENCH_INDEP:
-      n = o.n;
-      wall = run_indep(n);
-      break;
-    case BENCH_CHAIN:
-      n = o.n;
-      wall = run_chain(n);
-      snprintf(param, sizeof param, "1");
-      break;
-    case BENCH_STENCIL: {
-      long steps = (o.n + o.width - 1) / o.width;
-      n = steps * o.width;
-      if (!bench_stencil_setup(o.width)) die("malloc", WEFT_ERR_OUT_OF_MEMORY);
-      wall = run_stencil(o.width, steps, 0);
-      snprintf(param, sizeof param, "%d", o.width);
-      break;
-    }
-    case BENCH_INOUTSET:
-      n = o.rounds * (o.members + o.readers + 1);
-      bench_inoutset_setup(o.members, o.readers);
-      wall = run_inoutset(o.rounds, o.members, o.readers);
-      snprintf(param, sizeof param, "%dx%d", o.members, o.readers);
-      break;
+  const bench_runners runners = {run_indep, run_chain, run_stencil, run_inoutset};
+  int ran = bench_run_common(&o, &runners, &n, &wall, param, sizeof param);
+  if (ran < 0) die("malloc", WEFT_ERR_OUT_OF_MEMORY);
+  if (!ran) switch (o.pattern) {
     case BENCH_METG: {
       int width = o.width > 0 ? o.width : threads;
       bench_verify = 0;
@@ -232,6 +212,8 @@ int main(int argc, char** argv) {
                 before / 1024, after / 1024);
       break;
     }
+    default:
+      break;
   }
   add_stats(&e);
   int status = bench_verify_result(&e, n);

@@ -8,6 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <string>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -197,6 +200,18 @@ inline std::string format_stats(const weft_stats_t& s) {
     << " task_bytes=" << s.task_bytes;
   return o.str();
 }
+
+// A test parameterised by the worker count: the runtime is restarted with that many workers for
+// each case and stopped after it.
+class workers_test : public ::testing::TestWithParam<int> {
+ protected:
+  void SetUp() override {
+    rt_ = std::make_unique<runtime_config>(runtime_config::vars{{"WEFT_NUM_THREADS", std::to_string(GetParam())}});
+    ASSERT_TRUE(rt_->ok());
+  }
+  void TearDown() override { rt_.reset(); }
+  std::unique_ptr<runtime_config> rt_;
+};
 
 }  // namespace weft_test
 

@@ -16,16 +16,7 @@
 
 namespace {
 
-class CppApi : public ::testing::TestWithParam<int> {
- protected:
-  void SetUp() override {
-    rt_ = std::make_unique<weft_test::runtime_config>(
-        weft_test::runtime_config::vars{{"WEFT_NUM_THREADS", std::to_string(GetParam())}});
-    ASSERT_TRUE(rt_->ok());
-  }
-  void TearDown() override { rt_.reset(); }
-  std::unique_ptr<weft_test::runtime_config> rt_;
-};
+class CppApi : public weft_test::workers_test {};
 
 TEST_P(CppApi, CapturesByValueAndByReference) {
   int by_ref = 0;

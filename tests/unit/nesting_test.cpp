@@ -18,16 +18,7 @@
 
 namespace {
 
-class Nesting : public ::testing::TestWithParam<int> {
- protected:
-  void SetUp() override {
-    rt_ = std::make_unique<weft_test::runtime_config>(
-        weft_test::runtime_config::vars{{"WEFT_NUM_THREADS", std::to_string(GetParam())}});
-    ASSERT_TRUE(rt_->ok());
-  }
-  void TearDown() override { rt_.reset(); }
-  std::unique_ptr<weft_test::runtime_config> rt_;
-};
+class Nesting : public weft_test::workers_test {};
 
 TEST_P(Nesting, EmptyWaitsReturnAtOnce) {
   EXPECT_EQ(weft_taskwait(), WEFT_OK);

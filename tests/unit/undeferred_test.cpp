@@ -29,16 +29,7 @@ void slow_body(void*) {
   weft_test::spin(5000);
 }
 
-class Undeferred : public ::testing::TestWithParam<int> {
- protected:
-  void SetUp() override {
-    rt_ = std::make_unique<weft_test::runtime_config>(
-        weft_test::runtime_config::vars{{"WEFT_NUM_THREADS", std::to_string(GetParam())}});
-    ASSERT_TRUE(rt_->ok());
-  }
-  void TearDown() override { rt_.reset(); }
-  std::unique_ptr<weft_test::runtime_config> rt_;
-};
+class Undeferred : public weft_test::workers_test {};
 
 TEST_P(Undeferred, NoDependences) {
   for (int i = 0; i < 100; ++i) {
