@@ -31,7 +31,7 @@ bool valid_type(weft_dep_type t) { return t >= WEFT_DEP_IN && t <= WEFT_DEP_INOU
 extern "C" {
 
 weft_task_t* weft_task_create(weft_task_fn fn, const void* args, size_t args_size, unsigned flags) {
-  if (!fn || (args_size > 0 && !args && false) || (flags & ~static_cast<unsigned>(WEFT_TASK_UNDEFERRED))) {
+  if (!fn || (flags & ~static_cast<unsigned>(WEFT_TASK_UNDEFERRED))) {
     fail(WEFT_ERR_INVALID_ARGUMENT);
     return nullptr;
   }

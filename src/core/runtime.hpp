@@ -88,7 +88,6 @@ struct runtime {
   std::vector<std::unique_ptr<sched::priority_lane<task*>>> lanes;
   alignas(64) std::atomic<std::int64_t> priority_ready{0};
   alignas(64) std::atomic<bool> stopping{false};
-  std::atomic<std::int64_t> redirect_live{0};
 };
 
 // The running instance, or null. Set by weft_init, cleared by weft_finalize.

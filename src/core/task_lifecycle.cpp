@@ -131,7 +131,6 @@ void free_task(worker& w, task* t) {
   }
   if (t->flags & flag_large_args) std::free(t->arguments());
   if (t->flags & flag_many_mutexes) std::free(t->mutex_group);
-  if (t->flags & flag_redirect) instance->redirect_live.fetch_sub(1, std::memory_order_relaxed);
   w.task_cache.release(t);
 }
 
@@ -284,7 +283,6 @@ task* allocate_node(worker& w, std::uint8_t flags) {
   init_descriptor(w, t, nullptr, flags);
   if (flags & flag_mutex_group) t->pending.store(0, std::memory_order_relaxed);
   worker_counters::bump(w.counters.redirect_nodes);
-  instance->redirect_live.fetch_add(1, std::memory_order_relaxed);
   return t;
 }
 

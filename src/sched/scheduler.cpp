@@ -396,9 +396,11 @@ int weft_finalize(void) {
   worker* w = current_worker;
   if (!w) return WEFT_ERR_NOT_A_WORKER;
   if (w->id != 0 || w->current != &w->root || w->nesting != 0) return WEFT_ERR_BUSY;
-  // Children of the main program, then every descendant they left behind.
+  // Children of the main program, then every descendant they left behind. Redirect nodes need no
+  // wait of their own: a node completes inside the finish of its last predecessor, before that
+  // task counts as finished, and the nodes records still hold are released with the records.
   weft::core::taskwait(*w);
-  run_until(*w, [] { return live_tasks() == 0 && instance->redirect_live.load(std::memory_order_acquire) == 0; });
+  run_until(*w, [] { return live_tasks() == 0; });
   if (parent_state* ps = w->root.state.load(std::memory_order_relaxed)) {
     while (ps->current_group) taskgroup_end(*w);
     ps->domain.clear(*w);
