@@ -44,7 +44,7 @@ enum task_flag : std::uint8_t {
 struct alignas(64) task {
   weft_task_fn fn;
   task* parent;
-  taskgroup* group;                // taskgroup this task is counted in, or null
+  task* mutex_group;               // mutexinoutset group node, or a mutex_list
   std::atomic<std::int32_t> preds; // unresolved predecessors (plus a creation guard while linking)
   std::uint16_t priority;
   std::uint8_t flags;
@@ -62,7 +62,9 @@ struct alignas(64) task {
   };
   std::atomic<parent_state*> state;  // lazily: dependency domain, taskgroups, errors
   successor_block* more_successors;
-  task* mutex_group;               // mutexinoutset group node(s); see mutex_set in runtime
+  // In the second line with state and children_created: a producer creating children touches only
+  // this line of its own descriptor, while finishing children write pending in the first.
+  taskgroup* group;                // taskgroup this task is counted in, or null
   task* slot[inline_successors];
   alignas(16) unsigned char args[WEFT_INLINE_ARGS_SIZE];
 
