@@ -20,6 +20,8 @@ void drop_ref(worker& w, task* t);
 // Called when t's last predecessor is gone: mutexes, then the ready queues.
 void predecessors_done(worker& w, task* t, bool may_run_next);
 int taskwait(worker& w);
+// Reports the children this worker finished and has not yet told their parent about.
+void flush_finished_children(worker& w);
 int taskgroup_begin(worker& w);
 int taskgroup_end(worker& w);
 parent_state& state_of(worker& w, task* t);

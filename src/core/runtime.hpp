@@ -55,6 +55,8 @@ struct alignas(64) worker {
   int history[4] = {-1, -1, -1, -1};  // hybrid victim selection (ICS'21 Algorithm 2)
   int history_index = 0;
   int throttle_countdown = 0;
+  task* batch_parent = nullptr;    // parent of the children counted in batch_finished
+  std::int64_t batch_finished = 0; // finished children not yet subtracted from its pending
 
   sched::block_cache task_cache;
   sched::block_cache successor_cache;

@@ -155,15 +155,29 @@ void fully_done(worker& w, task* t) {
   drop_ref(w, t);
 }
 
-void notify_parent(worker& w, task* parent) {
-  // acq_rel: the child's effects reach the parent's taskwait; the last child sees the parent's.
-  std::int64_t left = parent->pending.fetch_sub(1, std::memory_order_acq_rel) - 1;
+void notify_parent_by(worker& w, task* parent, std::int64_t finished) {
+  // acq_rel: the children's effects reach the parent's taskwait; the last child sees the parent's.
+  std::int64_t left = parent->pending.fetch_sub(finished, std::memory_order_acq_rel) - finished;
   if (left == in_taskwait) {
     int waiter = parent->waiter.load(std::memory_order_relaxed);
     if (waiter >= 0) sched::idle_park::wake(instance->workers[waiter]->sleep_word);
   } else if (left == 0) {
     fully_done(w, parent);
   }
+}
+
+// Children of one parent finishing in a row on this worker are counted locally and reported with
+// one atomic operation (flush_finished_children): before this worker runs a task of another
+// parent, waits, or idles — so a waiting parent never waits for more than this worker's current
+// task, which is then one of its own children.
+void notify_parent(worker& w, task* parent) {
+  if (parent == w.batch_parent) {
+    ++w.batch_finished;
+    return;
+  }
+  flush_finished_children(w);
+  w.batch_parent = parent;
+  w.batch_finished = 1;
 }
 
 void notify_group(taskgroup* g) {
@@ -260,6 +274,15 @@ void merge_accesses(pending_access* a, int& count) {
 }
 
 }  // namespace
+
+void flush_finished_children(worker& w) {
+  if (!w.batch_finished) return;
+  task* parent = w.batch_parent;
+  std::int64_t finished = w.batch_finished;
+  w.batch_parent = nullptr;
+  w.batch_finished = 0;
+  notify_parent_by(w, parent, finished);
+}
 
 void attach_mutex_group(worker& w, task* t, task* group) { attach_group(w, t, group); }
 
@@ -382,6 +405,9 @@ int submit_task(worker& w, task* t) {
 }
 
 void execute_task(worker& w, task* t) {
+  // A batch of finished siblings is reported before running a task of another parent, which may
+  // take long: the parent waiting for them must not wait for it.
+  if (w.batch_finished && t->parent != w.batch_parent) flush_finished_children(w);
   task* saved = w.current;
   w.current = t;
   ++w.nesting;
@@ -408,6 +434,7 @@ parent_state& state_of(worker& w, task* t) {
 }
 
 int taskwait(worker& w) {
+  flush_finished_children(w);
   task* c = w.current;
   if (c->children_created != 0) {
     c->waiter.store(static_cast<std::int16_t>(w.id), std::memory_order_relaxed);

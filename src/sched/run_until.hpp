@@ -10,7 +10,9 @@ inline constexpr int max_nesting = 256;
 template <class Done>
 void run_until(worker& w, Done&& done) {
   int spins = 0;
-  while (!done()) {
+  for (;;) {
+    flush_finished_children(w);  // done() may depend on counts this worker holds back
+    if (done()) break;
     // Past the nesting bound only the waiting task's own children run here: they are what it
     // waits for, so progress is guaranteed without piling unrelated work onto this stack.
     task* t = w.nesting < max_nesting ? find_work(w) : find_child_work(w);

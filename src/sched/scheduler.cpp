@@ -241,6 +241,7 @@ task* find_child_work(worker& w) {
 
 void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins) {
   runtime& rt = *instance;
+  flush_finished_children(w);  // nothing to run: report finished children before waiting
   constexpr int spin_rounds = 2000;   // ~tens of microseconds of pause before yielding
   constexpr int yield_rounds = 50;
   if (ready(arg)) return;
