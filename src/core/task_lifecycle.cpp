@@ -317,6 +317,12 @@ void discard_task(worker& w, task* t) {
 }
 
 void drop_ref(worker& w, task* t) {
+  // A task without accesses is never named by an access record (nor is it a node), and only an
+  // undeferred submitter takes a second reference: otherwise the caller is the sole owner.
+  if (!(t->flags & (flag_has_accesses | flag_redirect | flag_undeferred))) {
+    free_task(w, t);
+    return;
+  }
   // acq_rel: whoever frees t must see every other holder's last use of it.
   if (t->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) free_task(w, t);
 }
