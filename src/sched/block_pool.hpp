@@ -1,6 +1,6 @@
 // Type-stable pools of fixed-size blocks: a free list per worker (no atomics, no locks), slabs
-// allocated in bulk, and a shared stack of batches that moves blocks from workers that free more
-// than they allocate (consumers) to workers that allocate more than they free (producers). Blocks
+// allocated in bulk, and a lock-free depot of batches that moves blocks from workers that free
+// more than they allocate (consumers) to workers that allocate more than they free (producers). Blocks
 // are never returned to the system while the runtime runs, so a stale pointer still points at an
 // object of the same type — a fact the completion protocol relies on for benign late reads.
 #pragma once
@@ -27,17 +27,31 @@ class block_depot {
   std::size_t block_size() const { return block_size_; }
   std::size_t batch() const { return batch_; }
 
-  // A chain of `batch` blocks linked through their first word, or null. Rare path: a lock is fine.
+  // A chain of `batch` blocks linked through their first word, or null. Lock-free: the depot is a
+  // fixed array of slots, each empty or holding one chain, claimed with one exchange.
   void* take_batch() {
-    std::lock_guard<std::mutex> g(lock_);
-    if (batches_.empty()) return nullptr;
-    void* b = batches_.back();
-    batches_.pop_back();
-    return b;
+    unsigned start = rotor_.load(std::memory_order_relaxed);
+    for (unsigned i = 0; i < slot_count; ++i) {
+      std::atomic<void*>& slot = slots_[(start + i) % slot_count];
+      // A plain read first so that empty slots are skipped without taking their lines. Acquire
+      // on the exchange: the chain's links were written by the worker that gave it.
+      if (slot.load(std::memory_order_relaxed)) {
+        if (void* chain = slot.exchange(nullptr, std::memory_order_acquire)) return chain;
+      }
+    }
+    return nullptr;
   }
-  void give_batch(void* chain) {
-    std::lock_guard<std::mutex> g(lock_);
-    batches_.push_back(chain);
+  // False when every slot is taken: the caller keeps its blocks.
+  bool give_batch(void* chain) {
+    unsigned start = rotor_.fetch_add(1, std::memory_order_relaxed);
+    for (unsigned i = 0; i < slot_count; ++i) {
+      std::atomic<void*>& slot = slots_[(start + i) % slot_count];
+      void* empty = nullptr;
+      // Release: publishes the chain's links to the taker.
+      if (slot.compare_exchange_strong(empty, chain, std::memory_order_release, std::memory_order_relaxed))
+        return true;
+    }
+    return false;
   }
   // Fresh blocks, linked; throws std::bad_alloc when the system has no memory left.
   void* new_slab(std::size_t count) {
@@ -54,16 +68,14 @@ class block_depot {
     }
     return slab;
   }
-  std::size_t slab_bytes() {
-    std::lock_guard<std::mutex> g(lock_);
-    return slabs_.size();
-  }
 
  private:
   const std::size_t block_size_;
   const std::size_t batch_;
-  std::mutex lock_;
-  std::vector<void*> batches_;
+  static constexpr unsigned slot_count = 256;
+  std::atomic<void*> slots_[slot_count] = {};
+  std::atomic<unsigned> rotor_{0};
+  std::mutex lock_;  // slab list only (allocation of fresh slabs, the rare path)
   std::vector<void*> slabs_;
 };
 
@@ -85,7 +97,7 @@ class block_cache {
   void release(void* b) {
     *static_cast<void**>(b) = head_;
     head_ = b;
-    if (++count_ >= 2 * depot_.batch()) spill();
+    if (++count_ >= 2 * depot_.batch() && count_ % depot_.batch() == 0) spill();
   }
 
  private:
@@ -98,15 +110,20 @@ class block_cache {
       count_ = depot_.batch();
     }
   }
-  // Hands `batch` blocks to the depot so that a producer can reuse them.
+  // Hands `batch` blocks to the depot so that a producer can reuse them (if the depot is full,
+  // they stay here).
   void spill() {
     void* first = head_;
     void* last = head_;
     for (std::size_t i = 1; i < depot_.batch(); ++i) last = *static_cast<void**>(last);
-    head_ = *static_cast<void**>(last);
+    void* rest = *static_cast<void**>(last);
     *static_cast<void**>(last) = nullptr;
-    count_ -= depot_.batch();
-    depot_.give_batch(first);
+    if (depot_.give_batch(first)) {
+      head_ = rest;
+      count_ -= depot_.batch();
+    } else {
+      *static_cast<void**>(last) = rest;  // relink: keep them
+    }
   }
 
   block_depot& depot_;
