@@ -459,6 +459,14 @@ static BENCH_UNUSED int bench_unsupported(const bench_options *o, const char *ru
 /* --- METG ------------------------------------------------------------------------------------- */
 
 /* Runs stencil_1d of width w, steps t, every body spinning `iterations`; returns wall ns. */
+/* The result of the pending pattern: bytes per pending task from the RSS growth, whether the gate
+   held every task back, and the RSS before and after. */
+static BENCH_UNUSED void bench_report_pending(bench_extra *e, long n, long before, long after, int held) {
+  bench_add(e, "bytes_per_task=%.1f held=%d gate=%s rss_before_kb=%ld rss_after_kb=%ld",
+            (double)(after - before) / (double)n, held,
+            bench_gate_name(__atomic_load_n(&bench_gate_state, __ATOMIC_ACQUIRE)), before / 1024, after / 1024);
+}
+
 /* The four patterns every variant runs the same way, given its runners. inoutset may be NULL
    (unsupported there: the variant reports it). */
 typedef struct bench_runners {

@@ -192,10 +192,7 @@ int main(int argc, char **argv) {
       n = o.n;
       bench_gate_setup(o.gate_ms);
       wall = run_pending(n, &before, &after, &held);
-      bench_add(&e, "bytes_per_task=%.1f held=%d gate=%s rss_before_kb=%ld rss_after_kb=%ld",
-                (double)(after - before) / (double)n, held,
-                bench_gate_name(__atomic_load_n(&bench_gate_state, __ATOMIC_ACQUIRE)),
-                before / 1024, after / 1024);
+      bench_report_pending(&e, n, before, after, held);
       break;
     }
     default:

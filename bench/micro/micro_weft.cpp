@@ -206,10 +206,7 @@ int main(int argc, char** argv) {
       // The throttling bound in force names the row: the producer may not hold n tasks under it.
       const char* max_tasks = getenv("WEFT_MAX_TASKS");
       snprintf(param, sizeof param, "max_tasks=%s", max_tasks && *max_tasks ? max_tasks : "default");
-      bench_add(&e, "bytes_per_task=%.1f held=%d gate=%s rss_before_kb=%ld rss_after_kb=%ld",
-                static_cast<double>(after - before) / static_cast<double>(n), held,
-                bench_gate_name(__atomic_load_n(&bench_gate_state, __ATOMIC_ACQUIRE)),
-                before / 1024, after / 1024);
+      bench_report_pending(&e, n, before, after, held);
       break;
     }
     default:

@@ -7,6 +7,7 @@
 #include <weft/weft.h>
 
 #include <gtest/gtest.h>
+#include <weft/weft.hpp>
 
 #include <memory>
 #include <string>
@@ -199,6 +200,16 @@ inline std::string format_stats(const weft_stats_t& s) {
     << " steals=" << s.steals << " throttle_waits=" << s.throttle_waits << " max_live=" << s.max_live_tasks
     << " task_bytes=" << s.task_bytes;
   return o.str();
+}
+
+// Recursive Fibonacci with two child tasks and a taskwait in every task: deep nesting of waits.
+inline long fib(int n) {
+  if (n < 2) return n;
+  long a = 0, b = 0;
+  weft::spawn([&a, n] { a = fib(n - 1); });
+  weft::spawn([&b, n] { b = fib(n - 2); });
+  weft::taskwait();
+  return a + b;
 }
 
 // A test parameterised by the worker count: the runtime is restarted with that many workers for

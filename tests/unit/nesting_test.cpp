@@ -185,19 +185,10 @@ TEST(TaskwaitScope, DoesNotWaitForGrandchildren) {
                               "taskwait seems to wait for grandchildren";
 }
 
-// fib(20) with a taskwait in every task.
-long fib(int n) {
-  if (n < 2) return n;
-  long a = 0, b = 0;
-  weft::spawn([&a, n] { a = fib(n - 1); });
-  weft::spawn([&b, n] { b = fib(n - 2); });
-  weft::taskwait();
-  return a + b;
-}
 
 TEST_P(Nesting, Fibonacci20) {
   ASSERT_EQ(weft_reset_stats(), WEFT_OK);
-  EXPECT_EQ(fib(20), 6765);
+  EXPECT_EQ(weft_test::fib(20), 6765);
   weft_stats_t s = weft_test::stats();
   EXPECT_EQ(s.tasks_created, 21890u) << weft_test::format_stats(s);  // 2 * (fib calls of n >= 2)
   EXPECT_EQ(s.tasks_completed, s.tasks_created) << weft_test::format_stats(s);

@@ -200,18 +200,9 @@ TEST_P(Throttle, NestedProducers) {
   expect_throttled(true, true);
 }
 
-// Deep recursion under the bounds: fib with a taskwait in every task.
-long fib(int n) {
-  if (n < 2) return n;
-  long a = 0, b = 0;
-  weft::spawn([&a, n] { a = fib(n - 1); });
-  weft::spawn([&b, n] { b = fib(n - 2); });
-  weft::taskwait();
-  return a + b;
-}
 
 TEST_P(Throttle, Fibonacci) {
-  EXPECT_EQ(fib(15), 610);
+  EXPECT_EQ(weft_test::fib(15), 610);
   weft_stats_t s = weft_test::stats();
   EXPECT_EQ(s.tasks_completed, s.tasks_created) << weft_test::format_stats(s);
 }
