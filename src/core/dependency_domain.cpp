@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <new>
 
 #include "core/engine.hpp"
@@ -19,15 +20,27 @@ std::uint32_t hash_address(const void* a) {
 }
 }  // namespace
 
-// Adds pred -> succ unless it already exists (the producer creates edges into one successor at a
-// time, so remembering the last successor of each predecessor detects duplicates in O(1)) or pred
-// has already completed (pruned: the successor does not need to wait for it).
+// Adds pred -> succ unless it already exists (the producer creates all edges into one successor
+// before the next task exists, so a short list of the predecessors linked to the current successor
+// detects duplicates in O(1)) or pred has already completed (pruned: the successor does not need
+// to wait for it).
 static bool link(worker& w, task* pred, task* succ) {
   if (pred == succ) return false;  // a task naming an address twice: no edge to itself
-  if (pred->last_successor == succ) {
-    worker_counters::bump(w.counters.edges_elided);
-    return false;
+  // Duplicate detection against the predecessors already linked to succ, kept by the producer
+  // (all edges into a task are made while it is submitted): no read of pred's line, which the
+  // worker that completed pred has written. Past the list's size duplicates are not detected;
+  // a duplicate edge is harmless (pred releases succ twice, succ counted it twice).
+  if (w.linking != succ) {
+    w.linking = succ;
+    w.linked_count = 0;
   }
+  for (int i = 0; i < w.linked_count; ++i) {
+    if (w.linked[i] == pred) {
+      worker_counters::bump(w.counters.edges_elided);
+      return false;
+    }
+  }
+  if (w.linked_count < static_cast<int>(std::size(w.linked))) w.linked[w.linked_count++] = pred;
   // Acquire: if pred is closed, its body's effects must be visible to whatever follows succ.
   std::uint32_t n = pred->successors.load(std::memory_order_acquire);
   if (n & successors_closed) {
@@ -35,7 +48,6 @@ static bool link(worker& w, task* pred, task* succ) {
     worker_counters::bump(w.counters.edges_pruned);
     return false;
   }
-  pred->last_successor = succ;
   if (n < inline_successors) {
     pred->slot[n] = succ;
   } else {

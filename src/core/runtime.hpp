@@ -55,6 +55,10 @@ struct alignas(64) worker {
   int history[4] = {-1, -1, -1, -1};  // hybrid victim selection (ICS'21 Algorithm 2)
   int history_index = 0;
   int throttle_countdown = 0;
+  task* linking = nullptr;         // the task whose incoming edges are being made (reset whenever
+                                   // this worker allocates a descriptor, which may reuse its address)
+  task* linked[8] = {};            // its predecessors so far (duplicate-edge elision)
+  int linked_count = 0;
   task* batch_parent = nullptr;    // parent of the children counted in batch_finished
   std::int64_t batch_finished = 0; // finished children not yet subtracted from its pending
 

@@ -51,7 +51,7 @@ struct alignas(64) task {
   std::uint8_t mutexes_held;       // mutexinoutset groups acquired so far (in address order)
   std::atomic<std::uint32_t> successors;  // slot count | successors_closed
   std::atomic<std::int32_t> refs;  // execution + dependency domain
-  task* last_successor;            // producer only: duplicate-edge elision (ICPP opt. (b))
+  unsigned char layout_pad[8];     // keeps pending in the first line, the producer's fields in the second
   std::uint32_t domain_refs;       // producer only: how many access records name this task
   std::uint16_t home;              // worker whose pool it came from (statistics, locality)
   std::atomic<std::int16_t> waiter;  // worker blocked in this task's taskwait, or -1

@@ -23,7 +23,6 @@ void init_descriptor(worker& w, task* t, weft_task_fn fn, std::uint8_t flags) {
   t->mutexes_held = 0;
   t->successors.store(0, std::memory_order_relaxed);
   t->refs.store(1, std::memory_order_relaxed);
-  t->last_successor = nullptr;
   t->domain_refs = 0;
   t->home = static_cast<std::uint16_t>(w.id);
   t->waiter.store(-1, std::memory_order_relaxed);
@@ -288,6 +287,7 @@ void attach_mutex_group(worker& w, task* t, task* group) { attach_group(w, t, gr
 
 task* allocate_task(worker& w, weft_task_fn fn, std::size_t args_size, unsigned flags) {
   task* t = static_cast<task*>(w.task_cache.allocate());
+  w.linking = nullptr;  // t may reuse the address of the task whose predecessors are listed
   init_descriptor(w, t, fn, (flags & WEFT_TASK_UNDEFERRED) ? flag_undeferred : 0);
   if (args_size > WEFT_INLINE_ARGS_SIZE) {
     void* block = std::aligned_alloc(16, (args_size + 15) & ~std::size_t{15});
@@ -303,6 +303,7 @@ task* allocate_task(worker& w, weft_task_fn fn, std::size_t args_size, unsigned 
 
 task* allocate_node(worker& w, std::uint8_t flags) {
   task* t = static_cast<task*>(w.task_cache.allocate());
+  w.linking = nullptr;  // see allocate_task
   init_descriptor(w, t, nullptr, flags);
   if (flags & flag_mutex_group) t->pending.store(0, std::memory_order_relaxed);
   worker_counters::bump(w.counters.redirect_nodes);
@@ -399,7 +400,7 @@ int submit_task(worker& w, task* t) {
     runtime& rt = *instance;
     // Ready at birth while this producer already has max_ready tasks queued: run it now rather
     // than queue it and run the newest (the same choice, without the round trip through the deque).
-    if (w.deque.size() >= rt.max_ready && t->priority == 0 && !t->mutex_group && w.nesting < max_nesting &&
+    if (w.deque.owner_holds_at_least(rt.max_ready) && t->priority == 0 && !t->mutex_group && w.nesting < max_nesting &&
         rt.cfg.schedule == schedule_policy::depth) {
       worker_counters::bump(w.counters.throttle_waits);
       execute_task(w, t);

@@ -285,7 +285,7 @@ std::int64_t live_tasks() {
 void throttle(worker& w) {
   runtime& rt = *instance;
   if (w.nesting >= max_nesting) return;
-  if (w.deque.size() > rt.max_ready) {
+  if (w.deque.owner_holds_at_least(rt.max_ready + 1)) {
     if (task* t = w.deque.pop()) {
       worker_counters::bump(w.counters.throttle_waits);
       execute_task(w, t);

@@ -98,6 +98,15 @@ class work_deque {
     return item;
   }
 
+  // Owner only: whether at least `bound` items are queued, without touching the line thieves write
+  // unless the stale view of top says so.
+  bool owner_holds_at_least(std::int64_t bound) {
+    std::int64_t b = bottom_.load(std::memory_order_relaxed);
+    if (b - top_cache_ < bound) return false;
+    top_cache_ = top_.load(std::memory_order_relaxed);
+    return b - top_cache_ >= bound;
+  }
+
   // Approximate number of items; exact for the owner when no thief is active.
   std::int64_t size() const {
     std::int64_t b = bottom_.load(std::memory_order_relaxed);
