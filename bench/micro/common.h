@@ -467,50 +467,6 @@ static BENCH_UNUSED void bench_report_pending(bench_extra *e, long n, long befor
             bench_gate_name(__atomic_load_n(&bench_gate_state, __ATOMIC_ACQUIRE)), before / 1024, after / 1024);
 }
 
-/* The four patterns every variant runs the same way, given its runners. inoutset may be NULL
-   (unsupported there: the variant reports it). */
-typedef struct bench_runners {
-  double (*indep)(long n);
-  double (*chain)(long n);
-  double (*stencil)(int w, long steps, unsigned long iterations);
-  double (*inoutset)(long rounds, int members, int readers);
-} bench_runners;
-
-/* Runs o's pattern if it is indep, chain, stencil or (when supported) inoutset, setting *n, *wall
-   and param. Returns 1 when it ran it, 0 when the pattern is the variant's own business (metg,
-   pending, an unsupported inoutset), -1 when setting up failed (out of memory). */
-static BENCH_UNUSED int bench_run_common(const bench_options *o, const bench_runners *r, long *n, double *wall,
-                                         char *param, size_t param_size) {
-  switch (o->pattern) {
-    case BENCH_INDEP:
-      *n = o->n;
-      *wall = r->indep(*n);
-      return 1;
-    case BENCH_CHAIN:
-      *n = o->n;
-      *wall = r->chain(*n);
-      snprintf(param, param_size, "1");
-      return 1;
-    case BENCH_STENCIL: {
-      long steps = (o->n + o->width - 1) / o->width;
-      *n = steps * o->width;
-      if (!bench_stencil_setup(o->width)) return -1;
-      *wall = r->stencil(o->width, steps, 0);
-      snprintf(param, param_size, "%d", o->width);
-      return 1;
-    }
-    case BENCH_INOUTSET:
-      if (!r->inoutset) return 0;
-      *n = o->rounds * (o->members + o->readers + 1);
-      bench_inoutset_setup(o->members, o->readers);
-      *wall = r->inoutset(o->rounds, o->members, o->readers);
-      snprintf(param, param_size, "%dx%d", o->members, o->readers);
-      return 1;
-    default:
-      return 0;
-  }
-}
-
 typedef double (*bench_stencil_runner)(void *ctx, int width, long steps, unsigned long iterations);
 
 /* Sweeps task durations from max_ns down by `factor` to min_ns. Efficiency of one point = (tasks x
@@ -546,6 +502,71 @@ static BENCH_UNUSED void bench_metg(const bench_options *o, const char *runtime,
   bench_add(e, "spin_per_ns=%.3f eff=%s", per_ns, curve.used > 1 ? curve.text + 1 : "-");
   snprintf(param, sizeof param, "%d", width);
   bench_print(o, runtime, threads, tasks, param, overhead, e);
+}
+
+/* How a variant runs each pattern. inoutset may be NULL (unsupported there: the variant reports
+   it). pending sets *held to whether the gate kept every task back while they were created. */
+typedef struct bench_runners {
+  double (*indep)(long n);
+  double (*chain)(long n);
+  double (*stencil)(int w, long steps, unsigned long iterations);
+  double (*inoutset)(long rounds, int members, int readers);
+  double (*pending)(long n, long *rss_before, long *rss_after, int *held);
+} bench_runners;
+
+static BENCH_UNUSED double bench_stencil_of(void *runners, int w, long steps, unsigned long iterations) {
+  return ((const bench_runners *)runners)->stencil(w, steps, iterations);
+}
+
+/* Runs o's pattern with the variant's runners, setting *n, *wall and param. Returns 1 when the
+   caller should check and print the result, 2 when the pattern printed its own lines (metg), 0 when
+   the variant must handle it (an unsupported inoutset), -1 when setting up failed (out of memory). */
+static BENCH_UNUSED int bench_run(const bench_options *o, const bench_runners *r, const char *runtime, int threads,
+                                  bench_extra *e, long *n, double *wall, char *param, size_t param_size) {
+  switch (o->pattern) {
+    case BENCH_INDEP:
+      *n = o->n;
+      *wall = r->indep(*n);
+      return 1;
+    case BENCH_CHAIN:
+      *n = o->n;
+      *wall = r->chain(*n);
+      snprintf(param, param_size, "1");
+      return 1;
+    case BENCH_STENCIL: {
+      long steps = (o->n + o->width - 1) / o->width;
+      *n = steps * o->width;
+      if (!bench_stencil_setup(o->width)) return -1;
+      *wall = r->stencil(o->width, steps, 0);
+      snprintf(param, param_size, "%d", o->width);
+      return 1;
+    }
+    case BENCH_INOUTSET:
+      if (!r->inoutset) return 0;
+      *n = o->rounds * (o->members + o->readers + 1);
+      bench_inoutset_setup(o->members, o->readers);
+      *wall = r->inoutset(o->rounds, o->members, o->readers);
+      snprintf(param, param_size, "%dx%d", o->members, o->readers);
+      return 1;
+    case BENCH_METG: {
+      int width = o->width > 0 ? o->width : threads;
+      bench_verify = 0;
+      if (!bench_stencil_setup(width)) return -1;
+      bench_metg(o, runtime, threads, bench_stencil_of, (void *)r, e);
+      return 2;
+    }
+    case BENCH_PENDING: {
+      long before = 0, after = 0;
+      int held = 0;
+      *n = o->n;
+      bench_gate_setup(o->gate_ms);
+      *wall = r->pending(*n, &before, &after, &held);
+      bench_report_pending(e, *n, before, after, held);
+      return 1;
+    }
+    default:
+      return 0;
+  }
 }
 
 #endif /* WEFT_BENCH_MICRO_COMMON_H */

@@ -85,11 +85,6 @@ static double run_stencil(int w, long steps, unsigned long iterations) {
   return t1 - t0;
 }
 
-static double metg_runner(void *ctx, int width, long steps, unsigned long iterations) {
-  (void)ctx;
-  return run_stencil(width, steps, iterations);
-}
-
 /* GCC accepts depend(inoutset:) from version 13 on; CMake tells us whether this compiler does. */
 #ifdef BENCH_HAVE_OMP_INOUTSET
 static double run_inoutset(long rounds, int members, int readers) {
@@ -175,28 +170,11 @@ int main(int argc, char **argv) {
 #endif
 
   bench_verify = o.verify;
-  const bench_runners runners = {run_indep, run_chain, run_stencil, BENCH_OMP_INOUTSET_RUNNER};
-  int ran = bench_run_common(&o, &runners, &n, &wall, param, sizeof param);
+  const bench_runners runners = {run_indep, run_chain, run_stencil, BENCH_OMP_INOUTSET_RUNNER, run_pending};
+  int ran = bench_run(&o, &runners, runtime, team_size, &e, &n, &wall, param, sizeof param);
   if (ran < 0) return 1;
-  if (!ran) switch (o.pattern) {
-    case BENCH_METG: {
-      int width = o.width > 0 ? o.width : team_size;
-      bench_verify = 0;
-      if (!bench_stencil_setup(width)) return 1;
-      bench_metg(&o, runtime, team_size, metg_runner, NULL, &e);
-      return 0;
-    }
-    case BENCH_PENDING: {
-      long before = 0, after = 0;
-      int held = 0;
-      n = o.n;
-      bench_gate_setup(o.gate_ms);
-      wall = run_pending(n, &before, &after, &held);
-      bench_report_pending(&e, n, before, after, held);
-      break;
-    }
-    default:
-      break;
+  if (ran == 2) {
+    return 0;
   }
   status = bench_verify_result(&e, n);
   bench_print(&o, runtime, team_size, n, param, wall / (double)n, &e);

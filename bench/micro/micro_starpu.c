@@ -138,11 +138,6 @@ static double run_stencil(int w, long steps, unsigned long iterations) {
   return t1 - t0;
 }
 
-static double metg_runner(void *ctx, int width, long steps, unsigned long iterations) {
-  (void)ctx;
-  return run_stencil(width, steps, iterations);
-}
-
 /* The cells' handles are registered before the first reading: only the tasks are counted. */
 static double run_pending(long n, long *rss_before, long *rss_after, int *held) {
   long g = 0;
@@ -192,33 +187,17 @@ int main(int argc, char **argv) {
   run_indep(1000); /* warm-up */
 
   bench_verify = o.verify;
-  const bench_runners runners = {run_indep, run_chain, run_stencil, NULL};
-  int ran = bench_run_common(&o, &runners, &n, &wall, param, sizeof param);
+  const bench_runners runners = {run_indep, run_chain, run_stencil, NULL, run_pending};
+  int ran = bench_run(&o, &runners, runtime, threads, &e, &n, &wall, param, sizeof param);
   if (ran < 0) check(1, "malloc");
-  if (!ran) switch (o.pattern) {
-    case BENCH_INOUTSET:
-      status = bench_unsupported(&o, runtime, threads, "starpu-has-no-inoutset");
-      starpu_shutdown();
-      return status;
-    case BENCH_METG: {
-      int width = o.width > 0 ? o.width : threads;
-      bench_verify = 0;
-      if (!bench_stencil_setup(width)) check(1, "malloc");
-      bench_metg(&o, runtime, threads, metg_runner, NULL, &e);
-      starpu_shutdown();
-      return 0;
-    }
-    case BENCH_PENDING: {
-      long before = 0, after = 0;
-      int held = 0;
-      n = o.n;
-      bench_gate_setup(o.gate_ms);
-      wall = run_pending(n, &before, &after, &held);
-      bench_report_pending(&e, n, before, after, held);
-      break;
-    }
-    default:
-      break;
+  if (ran == 2) {
+    starpu_shutdown();
+    return 0;
+  }
+  if (ran == 0) {
+    status = bench_unsupported(&o, runtime, threads, "starpu-has-no-inoutset");
+    starpu_shutdown();
+    return status;
   }
   status = bench_verify_result(&e, n);
   bench_print(&o, runtime, threads, n, param, wall / (double)n, &e);

@@ -88,10 +88,6 @@ double run_stencil(int w, long steps, unsigned long iterations) {
   return bench_now_ns() - t0;
 }
 
-double metg_runner(void*, int width, long steps, unsigned long iterations) {
-  return run_stencil(width, steps, iterations);
-}
-
 // inoutset has no flow-graph counterpart: the members of a round join into one empty node that
 // releases the readers (m + k edges, what weft's redirect node does), the readers join into the
 // round's out node, which releases the next round's members.
@@ -122,7 +118,7 @@ double run_inoutset(long rounds, int members, int readers) {
 
 // A flow graph holds every task before it runs: the memory of one node with its one in-edge (from
 // the gate; the write to the task's own cell orders nothing, so it costs no edge).
-double run_pending(long n, long* rss_before, long* rss_after) {
+double run_pending(long n, long* rss_before, long* rss_after, int* held) {
   graph_run gr;
   bench_is_producer = 1;
   node& gate = gr.add([] { bench_gate_body(); });
@@ -132,7 +128,8 @@ double run_pending(long n, long* rss_before, long* rss_after) {
   for (long i = 0; i < n; ++i) flow::make_edge(gate, gr.add([] { bench_pending_body(); }));
   double t1 = bench_now_ns();
   *rss_after = bench_rss_bytes();
-  bench_gate_open();  // nothing runs before run(): the graph held every task
+  *held = 1;  // nothing runs before run(): the graph held every task
+  bench_gate_open();
   gr.run();
   bench_is_producer = 0;
   return t1 - t0;
@@ -156,29 +153,11 @@ int main(int argc, char** argv) {
   double wall = 0;
   long n = 0;
   bench_verify = o.verify;
-  const bench_runners runners = {run_indep, run_chain, run_stencil, run_inoutset};
-  int ran = bench_run_common(&o, &runners, &n, &wall, param, sizeof param);
+  const bench_runners runners = {run_indep, run_chain, run_stencil, run_inoutset, run_pending};
+  int ran = bench_run(&o, &runners, runtime, threads, &e, &n, &wall, param, sizeof param);
   if (ran < 0) return 1;
-  if (!ran) switch (o.pattern) {
-    case BENCH_METG: {
-      int width = o.width > 0 ? o.width : threads;
-      bench_verify = 0;
-      if (!bench_stencil_setup(width)) return 1;
-      bench_metg(&o, runtime, threads, metg_runner, nullptr, &e);
-      return 0;
-    }
-    case BENCH_PENDING: {
-      long before = 0, after = 0;
-      n = o.n;
-      bench_gate_setup(o.gate_ms);
-      wall = run_pending(n, &before, &after);
-      bench_add(&e, "bytes_per_task=%.1f held=1 gate=graph-not-started rss_before_kb=%ld rss_after_kb=%ld",
-                static_cast<double>(after - before) / static_cast<double>(n), before / 1024,
-                after / 1024);
-      break;
-    }
-    default:
-      break;
+  if (ran == 2) {
+    return 0;
   }
   int status = bench_verify_result(&e, n);
   bench_print(&o, runtime, threads, n, param, wall / static_cast<double>(n), &e);

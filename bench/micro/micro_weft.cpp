@@ -100,10 +100,6 @@ double run_stencil(int w, long steps, unsigned long iterations) {
   return bench_now_ns() - t0;
 }
 
-double metg_runner(void*, int width, long steps, unsigned long iterations) {
-  return run_stencil(width, steps, iterations);
-}
-
 double run_inoutset(long rounds, int members, int readers) {
   long x = 0;
   double t0 = bench_now_ns();
@@ -185,32 +181,17 @@ int main(int argc, char** argv) {
   long n = 0;
   bench_verify = o.verify;
   weft_reset_stats();
-  const bench_runners runners = {run_indep, run_chain, run_stencil, run_inoutset};
-  int ran = bench_run_common(&o, &runners, &n, &wall, param, sizeof param);
+  const bench_runners runners = {run_indep, run_chain, run_stencil, run_inoutset, run_pending};
+  int ran = bench_run(&o, &runners, runtime, threads, &e, &n, &wall, param, sizeof param);
   if (ran < 0) die("malloc", WEFT_ERR_OUT_OF_MEMORY);
-  if (!ran) switch (o.pattern) {
-    case BENCH_METG: {
-      int width = o.width > 0 ? o.width : threads;
-      bench_verify = 0;
-      if (!bench_stencil_setup(width)) die("malloc", WEFT_ERR_OUT_OF_MEMORY);
-      bench_metg(&o, runtime, threads, metg_runner, nullptr, &e);
-      weft_finalize();
-      return 0;
-    }
-    case BENCH_PENDING: {
-      long before = 0, after = 0;
-      int held = 0;
-      n = o.n;
-      bench_gate_setup(o.gate_ms);
-      wall = run_pending(n, &before, &after, &held);
-      // The throttling bound in force names the row: the producer may not hold n tasks under it.
-      const char* max_tasks = getenv("WEFT_MAX_TASKS");
-      snprintf(param, sizeof param, "max_tasks=%s", max_tasks && *max_tasks ? max_tasks : "default");
-      bench_report_pending(&e, n, before, after, held);
-      break;
-    }
-    default:
-      break;
+  if (ran == 2) {
+    weft_finalize();
+    return 0;
+  }
+  if (o.pattern == BENCH_PENDING) {
+    // The throttling bound in force names the row: the producer may not hold n tasks under it.
+    const char* max_tasks = getenv("WEFT_MAX_TASKS");
+    snprintf(param, sizeof param, "max_tasks=%s", max_tasks && *max_tasks ? max_tasks : "default");
   }
   add_stats(&e);
   int status = bench_verify_result(&e, n);
