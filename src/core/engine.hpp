@@ -25,7 +25,6 @@ void flush_finished_children(worker& w);
 int taskgroup_begin(worker& w);
 int taskgroup_end(worker& w);
 parent_state& state_of(worker& w, task* t);
-void release_parent_state(worker& w, task* t);
 
 int report_error(worker& w, void* payload, void (*release)(void*));
 void* take_error(worker& w, void (**release)(void*));
