@@ -46,6 +46,36 @@ task* find_child_work(worker& w);  // a ready child of w.current, or null
 void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins);
 void throttle(worker& w);
 
+// --- runtime, workers and gangs (sched/scheduler.cpp) -------------------------------------------
+// Starts the runtime. pooled: the OpenMP door (only the initial thread serves a gang; the others
+// wait in the pool). workers: the pool size when WEFT_NUM_THREADS is unset (0: one per core).
+int start_runtime(bool pooled, int workers);
+// Called by weft_finalize before it waits for the tasks (a door's own teardown), when set.
+extern void (*stop_hook)();
+worker* add_worker(bool start_thread);  // caller holds grow_lock (or is starting the runtime)
+worker* recruit();                      // a pooled worker without a job, added when none is free
+void dispatch(worker& target, gang_job* job);
+worker* adopt_thread();                 // the calling foreign thread becomes a worker with its own gang
+// Waits, without running tasks, until ready() holds: spins, yields, then sleeps on w's word (a
+// waker sets the condition with seq_cst and calls idle_park::wake on the word).
+template <class Ready>
+void wait_until(worker& w, Ready&& ready);
+
+// --- implicit tasks (OpenMP team members) -----------------------------------------------------
+// An implicit task is a root-like descriptor owned by its team: never queued, never freed. Its
+// children count in `group` (taskgroup) so that a team barrier can wait for every descendant.
+void init_implicit(task* t, taskgroup* group);
+// Waits for t's children and descendants and forgets its dependence records; t is reusable.
+void finish_implicit(worker& w, task* t);
+// Waits (running tasks) until every task counted in g has finished.
+void wait_group(worker& w, taskgroup* g);
+
+// --- completion held by an event (detach) -----------------------------------------------------
+// A task marked with hold_completion completes when its body has returned and release_completion
+// has been called, in either order, on any worker.
+void hold_completion(task* t);
+void release_completion(worker& w, task* t);
+
 // --- counters ---------------------------------------------------------------------------------
 std::int64_t live_tasks();
 

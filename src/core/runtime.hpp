@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -17,6 +18,25 @@
 namespace weft::core {
 
 struct parent_state;
+struct worker;
+
+// A gang: the workers that share one pool of work. Members steal only from each other and are woken
+// by each other's pushes. The native door runs one gang of every worker; the OpenMP door makes each
+// parallel region's team a gang, so its tasks run on its threads only.
+struct gang {
+  std::vector<int> members;  // worker ids
+  std::vector<std::atomic<std::uint32_t>*> words;  // members' sleep words, for the park
+  sched::idle_park park;
+
+  void assign(const int* ids, int n);
+  int size() const { return static_cast<int>(members.size()); }
+};
+
+// Work handed to a worker that belongs to no gang (the OpenMP door's thread pool): the worker runs
+// run(job, itself) on its top-level loop.
+struct gang_job {
+  void (*run)(gang_job*, worker&);
+};
 
 // Counters a single worker writes; summed by weft_get_stats. Relaxed single-writer updates.
 struct worker_counters {
@@ -48,6 +68,7 @@ struct alignas(64) worker {
 
   const int id;
   sched::work_deque<task*> deque;
+  gang* crew = nullptr;           // the gang this worker serves now; null while pooled
   task* next = nullptr;           // depth-first: the successor this worker runs next
   task* current = nullptr;        // running task (root when none)
   int nesting = 0;                // tasks run on this stack above the worker's own loop
@@ -74,22 +95,31 @@ struct alignas(64) worker {
   alignas(64) std::atomic<std::int64_t> submitted{0};
   std::atomic<std::int64_t> finished{0};
   alignas(64) std::atomic<std::uint32_t> sleep_word{0};
+  std::atomic<gang_job*> job{nullptr};  // set by whoever recruits this pooled worker
+  std::unique_ptr<gang> own_gang;       // an adopted thread's gang of one
   task root;                      // implicit task of this worker's thread
-  std::thread thread;
+  std::thread thread;             // not joinable for an adopted (foreign) thread
 };
+
+inline constexpr int max_workers = 1024;
 
 struct runtime {
   config cfg;
-  int num_workers = 0;
+  // Workers only ever get added (OpenMP teams larger than the pool, adopted threads): slots below
+  // worker_count are set and never change until finalize.
+  std::atomic<int> worker_count{0};
+  bool pooled = false;            // OpenMP door: workers not in a team wait in the pool
+  gang root_gang;                 // native door: every worker; OpenMP door: the initial thread
   std::int64_t max_tasks = 0;
   std::int64_t max_ready = 0;
   int throttle_interval = 1;
   sched::block_depot task_depot{task_size, 64};
   sched::block_depot successor_depot{task_size, 64};
   sched::block_depot group_depot{task_size, 16};
-  std::vector<std::unique_ptr<worker>> workers;
-  std::vector<std::atomic<std::uint32_t>*> sleep_words;
-  sched::idle_park park;
+  std::vector<std::unique_ptr<worker>> workers{max_workers};
+  std::mutex grow_lock;           // adding workers, recruiting pooled ones (not on a task path)
+  std::vector<int> pool;          // ids of pooled workers without a job (under grow_lock)
+  sched::idle_park pool_park;     // waits outside any gang (the pool, between regions)
   // Ready tasks of priority > 0 (or all tasks under WEFT_SCHEDULE=priority), highest level first.
   std::vector<std::unique_ptr<sched::priority_lane<task*>>> lanes;
   alignas(64) std::atomic<std::int64_t> priority_ready{0};

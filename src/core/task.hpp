@@ -51,7 +51,10 @@ struct alignas(64) task {
   std::uint8_t mutexes_held;       // mutexinoutset groups acquired so far (in address order)
   std::atomic<std::uint32_t> successors;  // slot count | successors_closed
   std::atomic<std::int32_t> refs;  // execution + dependency domain
-  unsigned char layout_pad[8];     // keeps pending in the first line, the producer's fields in the second
+  std::uint8_t door_bits;          // owned by the door that created the task (OpenMP: final)
+  std::uint8_t held;               // completion held by an event (hold_completion)
+  std::uint8_t layout_pad[2];      // keeps pending in the first line, the producer's fields in the second
+  std::atomic<std::int32_t> holds; // body + event, while held
   std::uint32_t domain_refs;       // producer only: how many access records name this task
   std::uint16_t home;              // worker whose pool it came from (statistics, locality)
   std::atomic<std::int16_t> waiter;  // worker blocked in this task's taskwait, or -1
@@ -101,7 +104,10 @@ struct alignas(64) taskgroup {
   std::atomic<std::int64_t> pending;  // descendants not finished (+ in_taskwait while waited on)
   taskgroup* outer;                   // enclosing group opened by the same task
   std::atomic<int> waiter;            // worker blocked in taskgroup_end, or -1
-  unsigned char pad[task_size - 20];
+  std::atomic<bool> cancelled;        // OpenMP cancel taskgroup: tasks not yet started are skipped
+  task* owner;                        // the task that opened it
+  void* reductions;                   // OpenMP task-reduction descriptor registered in it, or null
+  unsigned char pad[task_size - 40];
 };
 static_assert(sizeof(taskgroup) == task_size);
 

@@ -21,6 +21,8 @@ void init_descriptor(worker& w, task* t, weft_task_fn fn, std::uint8_t flags) {
   t->priority = 0;
   t->flags = flags;
   t->mutexes_held = 0;
+  t->door_bits = 0;
+  t->held = 0;
   t->successors.store(0, std::memory_order_relaxed);
   t->refs.store(1, std::memory_order_relaxed);
   t->domain_refs = 0;
@@ -421,7 +423,46 @@ void execute_task(worker& w, task* t) {
   t->fn(t->arguments());
   --w.nesting;
   w.current = saved;
+  // A held task completes with the second of its body's end and its event's release.
+  if (t->held && t->holds.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   finish_body(w, t);
+}
+
+void hold_completion(task* t) {
+  t->held = 1;
+  t->holds.store(2, std::memory_order_relaxed);
+}
+
+void release_completion(worker& w, task* t) {
+  // acq_rel: whichever side completes t sees the other's effects.
+  if (t->holds.fetch_sub(1, std::memory_order_acq_rel) == 1) finish_body(w, t);
+}
+
+void init_implicit(task* t, taskgroup* group) {
+  std::memset(static_cast<void*>(t), 0, sizeof *t);
+  t->flags = flag_root | flag_submitted;
+  t->refs.store(1, std::memory_order_relaxed);
+  t->waiter.store(-1, std::memory_order_relaxed);
+  t->pending.store(body_running, std::memory_order_relaxed);
+  t->group = group;
+}
+
+void finish_implicit(worker& w, task* t) {
+  taskwait(w);  // w.current == t: its children have all reported
+  if (parent_state* ps = t->state.load(std::memory_order_relaxed)) {
+    while (ps->current_group) taskgroup_end(w);
+    ps->domain.clear(w);
+    discard_errors(ps, true);
+  }
+  wait_group(w, t->group);
+}
+
+void wait_group(worker& w, taskgroup* g) {
+  g->waiter.store(w.id, std::memory_order_relaxed);
+  if (g->pending.fetch_add(in_taskwait, std::memory_order_acq_rel) != 0)
+    run_until(w, [g] { return g->pending.load(std::memory_order_acquire) == in_taskwait; });
+  g->pending.store(0, std::memory_order_relaxed);  // nothing counted in g is left to race with
+  g->waiter.store(-1, std::memory_order_relaxed);
 }
 
 parent_state& state_of(worker& w, task* t) {
@@ -472,6 +513,9 @@ int taskgroup_begin(worker& w) {
   g->pending.store(0, std::memory_order_relaxed);
   g->outer = ps.current_group;
   g->waiter.store(-1, std::memory_order_relaxed);
+  g->cancelled.store(false, std::memory_order_relaxed);
+  g->owner = w.current;
+  g->reductions = nullptr;
   ps.current_group = g;
   return WEFT_OK;
 }
@@ -480,9 +524,7 @@ int taskgroup_end(worker& w) {
   parent_state* ps = w.current->state.load(std::memory_order_relaxed);
   if (!ps || !ps->current_group) return WEFT_ERR_NO_TASKGROUP;
   taskgroup* g = ps->current_group;
-  g->waiter.store(w.id, std::memory_order_relaxed);
-  if (g->pending.fetch_add(in_taskwait, std::memory_order_acq_rel) != 0)
-    run_until(w, [g] { return g->pending.load(std::memory_order_acquire) == in_taskwait; });
+  wait_group(w, g);
   ps->current_group = g->outer;
   w.group_cache.release(g);
   if (error_box* b = ps->error.exchange(nullptr, std::memory_order_acquire)) {

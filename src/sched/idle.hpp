@@ -14,7 +14,7 @@ namespace weft::sched {
 
 class idle_park {
  public:
-  void init();  // registers for membarrier once per process
+  static void init();  // registers for membarrier once per process
 
   // Hot path, after a task was made available.
   void notify_work() {
@@ -38,17 +38,15 @@ class idle_park {
     if (word.exchange(0, std::memory_order_seq_cst) == 1) futex_wake(word);
   }
 
+  // The sleep words wake_one chooses from (those of a gang's members).
   void set_words(std::atomic<std::uint32_t>* const* words, int count) {
     words_ = words;
     count_ = count;
   }
-  void wake_all() {
-    for (int i = 0; i < count_; ++i) wake(*words_[i]);
-  }
 
  private:
   void wake_one();
-  void heavy_fence();
+  static void heavy_fence();
   static void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t timeout_ns);
   static void futex_wake(std::atomic<std::uint32_t>& word);
 
@@ -65,7 +63,7 @@ class idle_park {
 #endif
   }
 
-  bool cheap_fence_ = false;
+  static inline bool cheap_fence_ = false;
   std::atomic<std::uint32_t>* const* words_ = nullptr;
   int count_ = 0;
   std::atomic<unsigned> rotor_{0};

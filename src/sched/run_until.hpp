@@ -3,6 +3,8 @@
 // when there is nothing to run.
 #pragma once
 
+#include <sched.h>
+
 namespace weft::core {
 
 inline constexpr int max_nesting = 256;
@@ -23,6 +25,20 @@ void run_until(worker& w, Done&& done) {
     }
     auto ready = [](void* d) { return (*static_cast<std::remove_reference_t<Done>*>(d))(); };
     idle_wait(w, ready, &done, spins);
+  }
+}
+
+template <class Ready>
+void wait_until(worker& w, Ready&& ready) {
+  for (int spins = 0;; ++spins) {
+    if (ready()) return;
+    if (spins < 2000) {
+      for (int i = 0; i < 16; ++i) __builtin_ia32_pause();
+    } else if (spins < 2050 || instance->cfg.wait == wait_policy::active) {
+      sched_yield();
+    } else {
+      instance->pool_park.sleep(w.sleep_word, ready, 0);
+    }
   }
 }
 

@@ -2,6 +2,7 @@
 #include <hwloc.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -46,9 +47,11 @@ task* pop_priority(runtime& rt) {
   return nullptr;
 }
 
+// victim: an index into the worker's gang.
 task* try_steal_from(runtime& rt, worker& w, int victim) {
-  if (victim == w.id) return nullptr;
-  task* t = rt.workers[victim]->deque.steal();
+  int id = w.crew->members[victim];
+  if (id == w.id) return nullptr;
+  task* t = rt.workers[id]->deque.steal();
   if (t) worker_counters::bump(w.counters.steals);
   return t;
 }
@@ -58,7 +61,8 @@ task* try_steal_from(runtime& rt, worker& w, int victim) {
 // success the next slot (normally empty) sends the worker to a random victim, so that workers do
 // not all drain the same victim. A sweep over all workers follows so that work is never missed.
 task* steal(runtime& rt, worker& w) {
-  int n = rt.num_workers;
+  const gang& g = *w.crew;
+  int n = g.size();
   if (n == 1) return nullptr;
   constexpr int slots = 4;
   int victim;
@@ -103,10 +107,10 @@ task* steal(runtime& rt, worker& w) {
   return nullptr;
 }
 
-bool work_visible(runtime& rt) {
+bool work_visible(runtime& rt, const gang& g) {
   if (rt.priority_ready.load(std::memory_order_relaxed) > 0) return true;
-  for (auto& v : rt.workers)
-    if (!v->deque.empty()) return true;
+  for (int id : g.members)
+    if (!rt.workers[id]->deque.empty()) return true;
   return false;
 }
 
@@ -116,11 +120,22 @@ void worker_main(runtime* rt, worker* w, hwloc_topology_t topo, hwloc_const_cpus
   int spins = 0;
   auto stopping = [](void* r) { return static_cast<runtime*>(r)->stopping.load(std::memory_order_acquire); };
   while (!rt->stopping.load(std::memory_order_acquire)) {
-    if (task* t = find_work(*w)) {
-      spins = 0;
-      execute_task(*w, t);
-    } else {
-      idle_wait(*w, stopping, rt, spins);
+    if (w->crew) {
+      if (task* t = find_work(*w)) {
+        spins = 0;
+        execute_task(*w, t);
+      } else {
+        idle_wait(*w, stopping, rt, spins);
+      }
+      continue;
+    }
+    // Pooled: wait for a job (a team to serve), run it, and go back to the pool.
+    wait_until(*w, [rt, w] { return w->job.load(std::memory_order_acquire) || rt->stopping.load(std::memory_order_acquire); });
+    if (gang_job* j = w->job.exchange(nullptr, std::memory_order_acquire)) {
+      j->run(j, *w);
+      w->crew = nullptr;
+      std::lock_guard<std::mutex> lock(rt->grow_lock);
+      rt->pool.push_back(w->id);
     }
   }
   current_worker = nullptr;
@@ -133,6 +148,13 @@ struct binding {
   hwloc_bitmap_t original = nullptr;      // worker 0's binding before init, restored at finalize
 };
 binding* bind_state = nullptr;
+
+hwloc_topology_t bind_topology() { return bind_state->topology; }
+// The core worker `index` is bound to, or null when binding is off.
+hwloc_const_cpuset_t core_for(int index) {
+  if (!instance->cfg.bind_cores) return nullptr;
+  return bind_state->core_sets[index % bind_state->core_sets.size()];
+}
 
 void discover_cores(binding& b) {
   hwloc_topology_init(&b.topology);
@@ -192,7 +214,7 @@ void make_ready(worker& w, task* t, bool may_run_next) {
   }
   if (t->priority > 0 || rt.cfg.schedule == schedule_policy::priority) {
     if (push_priority(rt, t)) {
-      rt.park.notify_work();
+      w.crew->park.notify_work();
       return;
     }
   }
@@ -201,7 +223,7 @@ void make_ready(worker& w, task* t, bool may_run_next) {
     return;
   }
   w.deque.push(t);
-  rt.park.notify_work();
+  w.crew->park.notify_work();
 }
 
 task* find_work(worker& w) {
@@ -256,15 +278,16 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins) {
   }
   struct check {
     runtime* rt;
+    const gang* crew;
     bool (*ready)(void*);
     void* arg;
-  } c{&rt, ready, arg};
+  } c{&rt, w.crew, ready, arg};
   // A waiter (taskwait, taskgroup) is woken by its last child; the timeout is a second line of
   // defence and costs one wake-up per 50 ms at most.
   std::int64_t timeout = w.current == &w.root && w.nesting == 0 && w.id != 0 ? 0 : 50'000'000;
-  rt.park.sleep(
+  w.crew->park.sleep(
       w.sleep_word,
-      [&c] { return c.ready(c.arg) || work_visible(*c.rt) || c.rt->stopping.load(std::memory_order_relaxed); },
+      [&c] { return c.ready(c.arg) || work_visible(*c.rt, *c.crew) || c.rt->stopping.load(std::memory_order_relaxed); },
       timeout);
   spins = spin_rounds + yield_rounds - 1;  // after a wake-up, look for work once before sleeping
 }
@@ -272,11 +295,77 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins) {
 std::int64_t live_tasks() {
   runtime& rt = *instance;
   std::int64_t created = 0, done = 0;
-  for (auto& w : rt.workers) {
-    done += w->finished.load(std::memory_order_relaxed);
-    created += w->submitted.load(std::memory_order_relaxed);
+  int n = rt.worker_count.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i) {
+    worker& w = *rt.workers[i];
+    done += w.finished.load(std::memory_order_relaxed);
+    created += w.submitted.load(std::memory_order_relaxed);
   }
   return created - done;
+}
+
+void gang::assign(const int* ids, int n) {
+  members.assign(ids, ids + n);
+  words.resize(n);
+  for (int i = 0; i < n; ++i) words[i] = &instance->workers[ids[i]]->sleep_word;
+  park.set_words(words.data(), n);
+}
+
+
+worker* add_worker(bool start_thread) {
+  runtime& rt = *instance;
+  int i = rt.worker_count.load(std::memory_order_relaxed);
+  if (i >= max_workers) {
+    std::fprintf(stderr, "weft: more than %d threads requested; the runtime supports at most that many\n", max_workers);
+    std::abort();
+  }
+  auto w = std::make_unique<worker>(i, rt.task_depot, rt.successor_depot, rt.group_depot);
+  w->random_state = 0x9E3779B97F4A7C15ull * (i + 1);
+  w->throttle_countdown = rt.throttle_interval;
+  task& root = w->root;
+  std::memset(static_cast<void*>(&root), 0, sizeof root);
+  root.flags = flag_root | flag_submitted;
+  root.refs.store(1, std::memory_order_relaxed);
+  root.waiter.store(-1, std::memory_order_relaxed);
+  root.pending.store(body_running, std::memory_order_relaxed);
+  w->current = &root;
+  worker* raw = w.get();
+  rt.workers[i] = std::move(w);
+  rt.worker_count.store(i + 1, std::memory_order_release);  // publishes the slot
+  if (start_thread) raw->thread = std::thread(worker_main, &rt, raw, bind_topology(), core_for(i));
+  return raw;
+}
+
+worker* recruit() {
+  runtime& rt = *instance;
+  std::lock_guard<std::mutex> lock(rt.grow_lock);
+  if (!rt.pool.empty()) {
+    int id = rt.pool.back();
+    rt.pool.pop_back();
+    return rt.workers[id].get();
+  }
+  return add_worker(true);
+}
+
+void dispatch(worker& target, gang_job* job) {
+  target.job.store(job, std::memory_order_seq_cst);  // seq_cst: pairs with the sleeper's fence
+  sched::idle_park::wake(target.sleep_word);
+}
+
+worker* adopt_thread() {
+  runtime& rt = *instance;
+  worker* w;
+  {
+    std::lock_guard<std::mutex> lock(rt.grow_lock);
+    w = add_worker(false);
+  }
+  auto* g = new gang;
+  int id = w->id;
+  g->assign(&id, 1);
+  w->crew = g;  // a gang of its own (freed at finalize with the worker)
+  w->own_gang.reset(g);
+  current_worker = w;
+  return w;
 }
 
 // Called by a producer before it creates a task. Over a bound it runs ready work instead of
@@ -321,13 +410,9 @@ void throttle(worker& w) {
   }
 }
 
-}  // namespace weft::core
+void (*stop_hook)() = nullptr;
 
-using namespace weft::core;
-
-extern "C" {
-
-int weft_init(void) {
+int start_runtime(bool pooled, int workers) {
   if (instance) return WEFT_OK;
   if (current_worker) return WEFT_ERR_BUSY;
   config cfg;
@@ -339,16 +424,16 @@ int weft_init(void) {
   auto* b = new binding;
   discover_cores(*b);
   int cores = static_cast<int>(b->core_sets.size());
-  if (cfg.num_workers == 0) cfg.num_workers = cores;
+  if (cfg.num_workers == 0) cfg.num_workers = workers > 0 ? workers : cores;
+  if (cfg.num_workers > max_workers) cfg.num_workers = max_workers;
   // 8192 live tasks per worker (16384 at least): a window that stays in the caches (1.5 MB of
   // descriptors per worker) yet is far more lookahead than a worker can use; see decisions.md.
   if (cfg.max_tasks == 0) cfg.max_tasks = std::max<std::int64_t>(16384, std::int64_t{8192} * cfg.num_workers);
   if (cfg.max_ready == 0) cfg.max_ready = 256;
-  if (cfg.num_workers > 32767) cfg.num_workers = 32767;
 
   auto* rt = new runtime;
   rt->cfg = cfg;
-  rt->num_workers = cfg.num_workers;
+  rt->pooled = pooled;
   rt->max_tasks = cfg.max_tasks;
   rt->max_ready = cfg.max_ready;
   // Checking the live count costs a read of every worker's counters: do it every few creations,
@@ -356,31 +441,25 @@ int weft_init(void) {
   rt->throttle_interval = static_cast<int>(std::min<std::int64_t>(64, std::max<std::int64_t>(1, cfg.max_tasks / 64)));
   for (int i = 0; i <= cfg.max_priority; ++i)
     rt->lanes.push_back(std::make_unique<weft::sched::priority_lane<task*>>(std::uint64_t{1} << 14));
-  for (int i = 0; i < cfg.num_workers; ++i) {
-    auto w = std::make_unique<worker>(i, rt->task_depot, rt->successor_depot, rt->group_depot);
-    w->random_state = 0x9E3779B97F4A7C15ull * (i + 1);
-    w->throttle_countdown = rt->throttle_interval;
-    task& root = w->root;
-    std::memset(static_cast<void*>(&root), 0, sizeof root);
-    root.flags = flag_root | flag_submitted;
-    root.refs.store(1, std::memory_order_relaxed);
-    root.waiter.store(-1, std::memory_order_relaxed);
-    root.pending.store(body_running, std::memory_order_relaxed);
-    w->current = &root;
-    rt->sleep_words.push_back(&w->sleep_word);
-    rt->workers.push_back(std::move(w));
-  }
-  rt->park.init();
-  rt->park.set_words(rt->sleep_words.data(), static_cast<int>(rt->sleep_words.size()));
+  sched::idle_park::init();
   instance = rt;
   bind_state = b;
-  current_worker = rt->workers[0].get();
-  bool bind = cfg.bind_cores;
-  if (bind) hwloc_set_cpubind(b->topology, b->core_sets[0], HWLOC_CPUBIND_THREAD);
-  for (int i = 1; i < cfg.num_workers; ++i) {
-    hwloc_const_cpuset_t set = bind ? b->core_sets[i % cores] : nullptr;
-    rt->workers[i]->thread = std::thread(worker_main, rt, rt->workers[i].get(), b->topology, set);
+  for (int i = 0; i < cfg.num_workers; ++i) add_worker(false);
+  // Native door: one gang of every worker. OpenMP door: the initial thread alone; the others wait
+  // in the pool for parallel regions.
+  std::vector<int> ids(pooled ? 1 : cfg.num_workers);
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int>(i);
+  rt->root_gang.assign(ids.data(), static_cast<int>(ids.size()));
+  for (int i = 0; i < cfg.num_workers; ++i) {
+    worker& w = *rt->workers[i];
+    if (!pooled || i == 0) w.crew = &rt->root_gang;
+    else rt->pool.push_back(i);
   }
+  std::reverse(rt->pool.begin(), rt->pool.end());  // recruit in id order
+  current_worker = rt->workers[0].get();
+  if (cfg.bind_cores) hwloc_set_cpubind(b->topology, b->core_sets[0], HWLOC_CPUBIND_THREAD);
+  for (int i = 1; i < cfg.num_workers; ++i)
+    rt->workers[i]->thread = std::thread(worker_main, rt, rt->workers[i].get(), b->topology, core_for(i));
   if (!atexit_registered) {
     atexit_registered = true;
     std::atexit(at_exit);
@@ -391,12 +470,21 @@ int weft_init(void) {
   return WEFT_OK;
 }
 
+}  // namespace weft::core
+
+using namespace weft::core;
+
+extern "C" {
+
+int weft_init(void) { return start_runtime(false, 0); }
+
 int weft_finalize(void) {
   runtime* rt = instance;
   if (!rt) return WEFT_OK;  // like weft_init, idempotent
   worker* w = current_worker;
   if (!w) return WEFT_ERR_NOT_A_WORKER;
   if (w->id != 0 || w->current != &w->root || w->nesting != 0) return WEFT_ERR_BUSY;
+  if (stop_hook) stop_hook();
   // Children of the main program, then every descendant they left behind. Redirect nodes need no
   // wait of their own: a node completes inside the finish of its last predecessor, before that
   // task counts as finished, and the nodes records still hold are released with the records.
@@ -406,13 +494,15 @@ int weft_finalize(void) {
     while (ps->current_group) taskgroup_end(*w);
     ps->domain.clear(*w);
   }
-  rt->stopping.store(true, std::memory_order_release);
-  rt->park.wake_all();
-  for (auto& v : rt->workers)
-    if (v->thread.joinable()) v->thread.join();
-  for (auto& v : rt->workers) {
-    if (parent_state* ps = v->root.state.load(std::memory_order_relaxed)) delete ps;
-    for (parent_state* ps : v->spare_states) delete ps;
+  rt->stopping.store(true, std::memory_order_seq_cst);
+  int n = rt->worker_count.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i) weft::sched::idle_park::wake(rt->workers[i]->sleep_word);
+  for (int i = 0; i < n; ++i)
+    if (rt->workers[i]->thread.joinable()) rt->workers[i]->thread.join();
+  for (int i = 0; i < n; ++i) {
+    worker& v = *rt->workers[i];
+    if (parent_state* ps = v.root.state.load(std::memory_order_relaxed)) delete ps;
+    for (parent_state* ps : v.spare_states) delete ps;
   }
   current_worker = nullptr;
   instance = nullptr;
@@ -424,7 +514,7 @@ int weft_finalize(void) {
 
 int weft_initialized(void) { return instance != nullptr; }
 
-int weft_num_workers(void) { return instance ? instance->num_workers : 0; }
+int weft_num_workers(void) { return instance ? instance->worker_count.load(std::memory_order_acquire) : 0; }
 
 int weft_worker_id(void) { return current_worker ? current_worker->id : -1; }
 
@@ -435,8 +525,9 @@ int weft_get_stats(weft_stats_t* s) {
   runtime* rt = instance;
   if (!rt) return WEFT_ERR_NOT_INITIALIZED;
   *s = weft_stats_t{};
-  for (auto& w : rt->workers) {
-    auto& c = w->counters;
+  int n = rt->worker_count.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i) {
+    auto& c = rt->workers[i]->counters;
     auto get = [](const std::atomic<std::uint64_t>& v) { return v.load(std::memory_order_relaxed); };
     s->tasks_created += get(c.tasks_created);
     s->tasks_completed += get(c.tasks_completed);
@@ -459,8 +550,9 @@ int weft_reset_stats(void) {
   if (!self) return WEFT_ERR_NOT_A_WORKER;
   // Each counter has a single writer; resetting another worker's counters races with it, so the
   // reset is only exact when the runtime is quiet (documented).
-  for (auto& w : rt->workers) {
-    auto& c = w->counters;
+  int n = rt->worker_count.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i) {
+    auto& c = rt->workers[i]->counters;
     for (auto* v : {&c.tasks_created, &c.tasks_completed, &c.edges_created, &c.edges_elided, &c.edges_pruned,
                     &c.redirect_nodes, &c.steals, &c.throttle_waits, &c.max_live})
       v->store(0, std::memory_order_relaxed);
