@@ -47,9 +47,16 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins);
 void throttle(worker& w);
 
 // --- runtime, workers and gangs (sched/scheduler.cpp) -------------------------------------------
-// Starts the runtime. pooled: the OpenMP door (only the initial thread serves a gang; the others
-// wait in the pool). workers: the pool size when WEFT_NUM_THREADS is unset (0: one per core).
-int start_runtime(bool pooled, int workers);
+// Starts the runtime for one of the doors (weft_init: the native door's defaults).
+struct door_options {
+  bool pooled = false;    // only the initial thread serves a gang; the others wait in the pool
+  int workers = 0;        // pool size when WEFT_NUM_THREADS is unset (0: one per core)
+  int max_priority = -1;  // when WEFT_MAX_PRIORITY is unset (-1: weft's default)
+  int bind = -1;          // when WEFT_BIND is unset: 0 none, 1 cores (-1: weft's default)
+  int wait = -1;          // when WEFT_WAIT_POLICY is unset: 0 passive, 1 active
+  const char* door = "native door";
+};
+int start_runtime(const door_options& options);
 // Called by weft_finalize before it waits for the tasks (a door's own teardown), when set.
 extern void (*stop_hook)();
 worker* add_worker(bool start_thread);  // caller holds grow_lock (or is starting the runtime)

@@ -412,7 +412,8 @@ void throttle(worker& w) {
 
 void (*stop_hook)() = nullptr;
 
-int start_runtime(bool pooled, int workers) {
+int start_runtime(const door_options& options) {
+  bool pooled = options.pooled;
   if (instance) return WEFT_OK;
   if (current_worker) return WEFT_ERR_BUSY;
   config cfg;
@@ -424,7 +425,10 @@ int start_runtime(bool pooled, int workers) {
   auto* b = new binding;
   discover_cores(*b);
   int cores = static_cast<int>(b->core_sets.size());
-  if (cfg.num_workers == 0) cfg.num_workers = workers > 0 ? workers : cores;
+  if (cfg.num_workers == 0) cfg.num_workers = options.workers > 0 ? options.workers : cores;
+  if (options.max_priority >= 0 && !std::getenv("WEFT_MAX_PRIORITY")) cfg.max_priority = std::min(options.max_priority, 63);
+  if (options.bind >= 0 && !std::getenv("WEFT_BIND")) cfg.bind_cores = options.bind != 0;
+  if (options.wait >= 0 && !std::getenv("WEFT_WAIT_POLICY")) cfg.wait = options.wait ? wait_policy::active : wait_policy::passive;
   if (cfg.num_workers > max_workers) cfg.num_workers = max_workers;
   // 8192 live tasks per worker (16384 at least): a window that stays in the caches (1.5 MB of
   // descriptors per worker) yet is far more lookahead than a worker can use; see decisions.md.
@@ -465,7 +469,8 @@ int start_runtime(bool pooled, int workers) {
     std::atexit(at_exit);
   }
   if (cfg.display_env) {
-    std::fprintf(stderr, "%s  cores in the affinity mask: %d\n", cfg.describe().c_str(), cores);
+    std::fprintf(stderr, "weft: runtime in use: weft %d.%d (%s), %d worker(s)\n%s  cores in the affinity mask: %d\n",
+                 WEFT_VERSION_MAJOR, WEFT_VERSION_MINOR, options.door, cfg.num_workers, cfg.describe().c_str(), cores);
   }
   return WEFT_OK;
 }
@@ -476,7 +481,7 @@ using namespace weft::core;
 
 extern "C" {
 
-int weft_init(void) { return start_runtime(false, 0); }
+int weft_init(void) { return start_runtime(door_options{}); }
 
 int weft_finalize(void) {
   runtime* rt = instance;

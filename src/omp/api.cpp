@@ -1,0 +1,407 @@
+// The omp_* API: queries and setters of the ICVs, locks, timers, places, allocators and the host
+// device's memory routines.
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "omp/gomp_abi.h"
+#include "omp/omp_internal.hpp"
+
+namespace weft::omp {
+
+namespace {
+void futex_wait(std::atomic<int>& word, int expected) {
+  syscall(SYS_futex, reinterpret_cast<int*>(&word), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
+}
+void futex_wake_one(std::atomic<int>& word) {
+  syscall(SYS_futex, reinterpret_cast<int*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+}
+}  // namespace
+
+// A three-state futex mutex (0 free, 1 held, 2 held with sleepers) in a user-provided word.
+void lock_word(std::atomic<int>& word) {
+  int c = 0;
+  if (word.compare_exchange_strong(c, 1, std::memory_order_acquire, std::memory_order_relaxed)) return;
+  for (int spins = 0; spins < 200; ++spins) {
+    __builtin_ia32_pause();
+    c = 0;
+    if (word.load(std::memory_order_relaxed) == 0 &&
+        word.compare_exchange_weak(c, 1, std::memory_order_acquire, std::memory_order_relaxed))
+      return;
+  }
+  c = word.exchange(2, std::memory_order_acquire);
+  while (c != 0) {
+    futex_wait(word, 2);
+    c = word.exchange(2, std::memory_order_acquire);
+  }
+}
+
+void unlock_word(std::atomic<int>& word) {
+  if (word.exchange(0, std::memory_order_release) == 2) futex_wake_one(word);
+}
+
+bool try_lock_word(std::atomic<int>& word) {
+  int c = 0;
+  return word.compare_exchange_strong(c, 1, std::memory_order_acquire, std::memory_order_relaxed);
+}
+
+}  // namespace weft::omp
+
+using namespace weft::omp;
+
+namespace {
+
+// omp_nest_lock_t is 16 bytes in gcc's omp.h: the lock word, the nesting count and the owning task.
+struct nest_lock {
+  std::atomic<int> word;
+  int count;
+  void* owner;
+};
+static_assert(sizeof(nest_lock) == 16);
+
+void* owner_task() { return self().current; }
+
+std::atomic<int>& lock_of(void* lock) { return *static_cast<std::atomic<int>*>(lock); }
+
+member* ancestor(int level) {
+  member* m = me;
+  if (!m) return nullptr;
+  if (level < 0 || level > m->level) return nullptr;
+  while (m && m->level > level) m = m->crew->parent;
+  return m;
+}
+
+// Allocators: predefined handles 1..8 (gcc's omp.h numbering) plus those made by
+// omp_init_allocator, which keep an alignment trait.
+struct allocator_record {
+  std::size_t alignment;
+};
+constexpr std::uintptr_t omp_atk_alignment = 2;
+thread_local std::uintptr_t default_allocator = 1;  // omp_default_mem_alloc
+
+std::size_t allocator_alignment(std::uintptr_t a) {
+  if (a == 0) a = default_allocator;
+  if (a > 8) return reinterpret_cast<allocator_record*>(a)->alignment;
+  return alignof(std::max_align_t);
+}
+
+void* allocate(std::size_t alignment, std::size_t size, std::uintptr_t allocator) {
+  std::size_t a = allocator_alignment(allocator);
+  if (alignment > a) a = alignment;
+  if (a < sizeof(void*)) a = sizeof(void*);
+  // Header before the block: where malloc's block starts, so omp_free/realloc find it.
+  std::size_t header = (sizeof(void*) * 2 + a - 1) & ~(a - 1);
+  void* raw = std::malloc(header + size + a);
+  if (!raw) return nullptr;
+  std::uintptr_t p = (reinterpret_cast<std::uintptr_t>(raw) + header + a - 1) & ~(a - 1);
+  reinterpret_cast<void**>(p)[-1] = raw;
+  reinterpret_cast<std::size_t*>(p)[-2] = size;
+  return reinterpret_cast<void*>(p);
+}
+
+void release(void* p) {
+  if (p) std::free(reinterpret_cast<void**>(p)[-1]);
+}
+
+int copy_rect(char* dst, const char* src, std::size_t element, int dims, const std::size_t* volume,
+              const std::size_t* dst_offsets, const std::size_t* src_offsets, const std::size_t* dst_dims,
+              const std::size_t* src_dims) {
+  if (dims == 1) {
+    std::memcpy(dst + dst_offsets[0] * element, src + src_offsets[0] * element, volume[0] * element);
+    return 0;
+  }
+  std::size_t dst_slice = element, src_slice = element;
+  for (int i = 1; i < dims; ++i) {
+    dst_slice *= dst_dims[i];
+    src_slice *= src_dims[i];
+  }
+  for (std::size_t i = 0; i < volume[0]; ++i)
+    copy_rect(dst + (dst_offsets[0] + i) * dst_slice, src + (src_offsets[0] + i) * src_slice, element, dims - 1,
+              volume + 1, dst_offsets + 1, src_offsets + 1, dst_dims + 1, src_dims + 1);
+  return 0;
+}
+
+std::string affinity_format = "level %L thread %i affinity %A";
+
+}  // namespace
+
+extern "C" {
+
+// --- threads and teams ------------------------------------------------------------------------
+GOMP_API void omp_set_num_threads(int n) {
+  if (n < 1) n = 1;
+  current().icv.nthreads = n;
+}
+GOMP_API int omp_get_num_threads(void) { return me ? me->crew->size : 1; }
+GOMP_API int omp_get_max_threads(void) { return me ? me->icv.nthreads : config().initial.nthreads; }
+GOMP_API int omp_get_thread_num(void) { return me ? me->thread_num : 0; }
+GOMP_API int omp_get_num_procs(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+  return static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+}
+GOMP_API int omp_in_parallel(void) { return me && me->active_level > 0; }
+GOMP_API void omp_set_dynamic(int on) { current().icv.dynamic = on != 0; }
+GOMP_API int omp_get_dynamic(void) { return me ? me->icv.dynamic : config().initial.dynamic; }
+GOMP_API void omp_set_nested(int on) { current().icv.max_active_levels = on ? 255 : 1; }
+GOMP_API int omp_get_nested(void) {
+  return (me ? me->icv.max_active_levels : config().initial.max_active_levels) > 1;
+}
+GOMP_API int omp_get_thread_limit(void) { return config().thread_limit; }
+GOMP_API void omp_set_max_active_levels(int n) {
+  if (n >= 0) current().icv.max_active_levels = n > 255 ? 255 : n;
+}
+GOMP_API int omp_get_max_active_levels(void) { return me ? me->icv.max_active_levels : config().initial.max_active_levels; }
+GOMP_API int omp_get_supported_active_levels(void) { return 255; }
+GOMP_API int omp_get_level(void) { return me ? me->level : 0; }
+GOMP_API int omp_get_active_level(void) { return me ? me->active_level : 0; }
+GOMP_API int omp_get_ancestor_thread_num(int level) {
+  member* m = ancestor(level);
+  if (!m) return level == 0 ? 0 : -1;
+  return m->thread_num;
+}
+GOMP_API int omp_get_team_size(int level) {
+  member* m = ancestor(level);
+  if (!m) return level == 0 ? 1 : -1;
+  return m->crew->size;
+}
+GOMP_API int omp_in_final(void) {
+  worker* w = weft::core::current_worker;
+  return w && (w->current->door_bits & 1);
+}
+GOMP_API int omp_get_cancellation(void) { return config().cancellation; }
+GOMP_API int omp_get_max_task_priority(void) { return config().max_task_priority; }
+
+GOMP_API void omp_set_schedule(int kind, int chunk) {
+  icvs& icv = current().icv;
+  int k = kind & 0x7fffffff;
+  if (k < sched_static || k > sched_auto) return;
+  icv.run_sched = kind;
+  icv.run_chunk = chunk < 1 ? (k == sched_static ? 0 : 1) : chunk;
+}
+GOMP_API void omp_get_schedule(int* kind, int* chunk) {
+  const icvs& icv = me ? me->icv : config().initial;
+  *kind = icv.run_sched;
+  *chunk = icv.run_chunk;
+}
+
+GOMP_API int omp_get_proc_bind(void) {
+  const settings& s = config();
+  if (s.bind_list.empty()) return 0;
+  int pos = me ? me->icv.bind_pos : 0;
+  return s.bind_list[pos < static_cast<int>(s.bind_list.size()) ? pos : s.bind_list.size() - 1];
+}
+GOMP_API int omp_get_num_places(void) { return config().num_places; }
+GOMP_API int omp_get_place_num_procs(int place) {
+  const settings& s = config();
+  if (place < 0 || place >= s.num_places) return 0;
+  return static_cast<int>(s.places[place].size());
+}
+GOMP_API void omp_get_place_proc_ids(int place, int* ids) {
+  const settings& s = config();
+  if (place < 0 || place >= s.num_places) return;
+  for (std::size_t i = 0; i < s.places[place].size(); ++i) ids[i] = s.places[place][i];
+}
+GOMP_API int omp_get_place_num(void) { return config().num_places ? 0 : -1; }
+GOMP_API int omp_get_partition_num_places(void) { return config().num_places; }
+GOMP_API void omp_get_partition_place_nums(int* nums) {
+  for (int i = 0; i < config().num_places; ++i) nums[i] = i;
+}
+
+// --- devices: the host is the only one ------------------------------------------------------------
+GOMP_API void omp_set_default_device(int d) { current().icv.default_device = d < 0 ? 0 : d; }
+GOMP_API int omp_get_default_device(void) { return me ? me->icv.default_device : config().initial.default_device; }
+GOMP_API int omp_get_num_devices(void) { return 0; }
+GOMP_API int omp_get_device_num(void) { return 0; }
+GOMP_API int omp_is_initial_device(void) { return 1; }
+GOMP_API int omp_get_initial_device(void) { return 0; }
+GOMP_API int omp_get_num_teams(void) { return me ? me->num_teams : 1; }
+GOMP_API int omp_get_team_num(void) { return me ? me->team_num : 0; }
+GOMP_API void omp_set_num_teams(int n) {
+  if (n > 0) config().num_teams = n;
+}
+GOMP_API int omp_get_max_teams(void) { return config().num_teams; }
+GOMP_API void omp_set_teams_thread_limit(int n) {
+  if (n > 0) config().teams_thread_limit = n;
+}
+GOMP_API int omp_get_teams_thread_limit(void) { return config().teams_thread_limit; }
+
+GOMP_API void* omp_target_alloc(std::size_t size, int device) { return device == 0 ? std::malloc(size) : nullptr; }
+GOMP_API void omp_target_free(void* p, int device) {
+  if (device == 0) std::free(p);
+}
+GOMP_API int omp_target_is_present(const void*, int device) { return device == 0; }
+GOMP_API int omp_target_memcpy(void* dst, const void* src, std::size_t length, std::size_t dst_offset,
+                               std::size_t src_offset, int dst_device, int src_device) {
+  if (dst_device != 0 || src_device != 0) return EINVAL;
+  std::memcpy(static_cast<char*>(dst) + dst_offset, static_cast<const char*>(src) + src_offset, length);
+  return 0;
+}
+GOMP_API int omp_target_memcpy_rect(void* dst, const void* src, std::size_t element, int dims, const std::size_t* volume,
+                                    const std::size_t* dst_offsets, const std::size_t* src_offsets,
+                                    const std::size_t* dst_dims, const std::size_t* src_dims, int dst_device,
+                                    int src_device) {
+  if (!dst && !src) return 3;  // the number of dimensions supported is asked for: any
+  if (dst_device != 0 || src_device != 0 || dims < 1) return EINVAL;
+  return copy_rect(static_cast<char*>(dst), static_cast<const char*>(src), element, dims, volume, dst_offsets,
+                   src_offsets, dst_dims, src_dims);
+}
+GOMP_API int omp_target_associate_ptr(const void*, const void*, std::size_t, std::size_t, int) { return EINVAL; }
+GOMP_API int omp_target_disassociate_ptr(const void*, int) { return EINVAL; }
+
+// --- timers ------------------------------------------------------------------------------------------
+GOMP_API double omp_get_wtime(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+GOMP_API double omp_get_wtick(void) {
+  struct timespec ts;
+  clock_getres(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// --- locks (omp_lock_t is 4 bytes, omp_nest_lock_t 16, in gcc's layout) --------------------------
+GOMP_API void omp_init_lock(void* lock) { lock_of(lock).store(0, std::memory_order_relaxed); }
+GOMP_API void omp_destroy_lock(void*) {}
+GOMP_API void omp_set_lock(void* lock) { lock_word(lock_of(lock)); }
+GOMP_API void omp_unset_lock(void* lock) { unlock_word(lock_of(lock)); }
+GOMP_API int omp_test_lock(void* lock) { return try_lock_word(lock_of(lock)); }
+
+GOMP_API void omp_init_nest_lock(void* lock) {
+  auto* l = static_cast<nest_lock*>(lock);
+  l->word.store(0, std::memory_order_relaxed);
+  l->count = 0;
+  l->owner = nullptr;
+}
+GOMP_API void omp_destroy_nest_lock(void*) {}
+GOMP_API void omp_set_nest_lock(void* lock) {
+  auto* l = static_cast<nest_lock*>(lock);
+  void* me_task = owner_task();
+  if (l->owner == me_task) {
+    ++l->count;
+    return;
+  }
+  lock_word(l->word);
+  l->owner = me_task;
+  l->count = 1;
+}
+GOMP_API void omp_unset_nest_lock(void* lock) {
+  auto* l = static_cast<nest_lock*>(lock);
+  if (--l->count == 0) {
+    l->owner = nullptr;
+    unlock_word(l->word);
+  }
+}
+GOMP_API int omp_test_nest_lock(void* lock) {
+  auto* l = static_cast<nest_lock*>(lock);
+  void* me_task = owner_task();
+  if (l->owner == me_task) return ++l->count;
+  if (!try_lock_word(l->word)) return 0;
+  l->owner = me_task;
+  l->count = 1;
+  return 1;
+}
+
+// --- affinity display, pause, environment display ---------------------------------------------------
+GOMP_API void omp_set_affinity_format(const char* format) { affinity_format = format ? format : ""; }
+GOMP_API std::size_t omp_get_affinity_format(char* buffer, std::size_t size) {
+  if (buffer && size) {
+    std::size_t n = affinity_format.size() < size - 1 ? affinity_format.size() : size - 1;
+    std::memcpy(buffer, affinity_format.data(), n);
+    buffer[n] = 0;
+  }
+  return affinity_format.size();
+}
+GOMP_API std::size_t omp_capture_affinity(char* buffer, std::size_t size, const char* format) {
+  std::string f = format && *format ? format : affinity_format;
+  std::string out;
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    if (f[i] != '%' || i + 1 == f.size()) {
+      out += f[i];
+      continue;
+    }
+    char c = f[++i];
+    switch (c) {
+      case 'L': out += std::to_string(omp_get_level()); break;
+      case 'n': out += std::to_string(omp_get_thread_num()); break;
+      case 'N': out += std::to_string(omp_get_num_threads()); break;
+      case 'a': out += std::to_string(omp_get_ancestor_thread_num(omp_get_level() - 1)); break;
+      case 'P': out += std::to_string(getpid()); break;
+      case 'i': out += std::to_string(syscall(SYS_gettid)); break;
+      case 'A': out += "0-" + std::to_string(omp_get_num_procs() - 1); break;
+      case 'H': {
+        char host[256] = "";
+        gethostname(host, sizeof host - 1);
+        out += host;
+        break;
+      }
+      default: out += '%'; out += c;
+    }
+  }
+  if (buffer && size) {
+    std::size_t n = out.size() < size - 1 ? out.size() : size - 1;
+    std::memcpy(buffer, out.data(), n);
+    buffer[n] = 0;
+  }
+  return out.size();
+}
+GOMP_API void omp_display_affinity(const char* format) {
+  char buffer[512];
+  omp_capture_affinity(buffer, sizeof buffer, format);
+  std::fprintf(stderr, "%s\n", buffer);
+}
+GOMP_API int omp_pause_resource(int, int) { return 0; }
+GOMP_API int omp_pause_resource_all(int) { return 0; }
+GOMP_API void omp_display_env(int verbose) { display_environment(verbose != 0); }
+
+// --- memory allocators --------------------------------------------------------------------------------
+GOMP_API std::uintptr_t omp_init_allocator(std::uintptr_t, int ntraits, const std::uintptr_t* traits) {
+  auto* r = new allocator_record{alignof(std::max_align_t)};
+  for (int i = 0; i < ntraits; ++i)
+    if (traits[2 * i] == omp_atk_alignment && traits[2 * i + 1] > r->alignment) r->alignment = traits[2 * i + 1];
+  return reinterpret_cast<std::uintptr_t>(r);
+}
+GOMP_API void omp_destroy_allocator(std::uintptr_t a) {
+  if (a > 8) delete reinterpret_cast<allocator_record*>(a);
+}
+GOMP_API void omp_set_default_allocator(std::uintptr_t a) { default_allocator = a ? a : 1; }
+GOMP_API std::uintptr_t omp_get_default_allocator(void) { return default_allocator; }
+GOMP_API void* omp_alloc(std::size_t size, std::uintptr_t a) { return allocate(0, size, a); }
+GOMP_API void* omp_aligned_alloc(std::size_t alignment, std::size_t size, std::uintptr_t a) {
+  return allocate(alignment, size, a);
+}
+GOMP_API void* omp_calloc(std::size_t n, std::size_t size, std::uintptr_t a) {
+  void* p = allocate(0, n * size, a);
+  if (p) std::memset(p, 0, n * size);
+  return p;
+}
+GOMP_API void* omp_aligned_calloc(std::size_t alignment, std::size_t n, std::size_t size, std::uintptr_t a) {
+  void* p = allocate(alignment, n * size, a);
+  if (p) std::memset(p, 0, n * size);
+  return p;
+}
+GOMP_API void omp_free(void* p, std::uintptr_t) { release(p); }
+GOMP_API void* omp_realloc(void* p, std::size_t size, std::uintptr_t a, std::uintptr_t) {
+  if (!p) return allocate(0, size, a);
+  if (!size) {
+    release(p);
+    return nullptr;
+  }
+  void* q = allocate(0, size, a);
+  if (!q) return nullptr;
+  std::size_t old = reinterpret_cast<std::size_t*>(p)[-2];
+  std::memcpy(q, p, old < size ? old : size);
+  release(p);
+  return q;
+}
+GOMP_API void* GOMP_alloc(std::size_t alignment, std::size_t size, std::uintptr_t a) { return allocate(alignment, size, a); }
+GOMP_API void GOMP_free(void* p, std::uintptr_t) { release(p); }
+
+}  // extern "C"

@@ -1,0 +1,417 @@
+// OMP_* environment variables, read once when the library loads (as libgomp does, so that a
+// program's first omp_get_max_threads() already sees them), and OMP_DISPLAY_ENV.
+#include <sched.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "omp/omp_internal.hpp"
+
+namespace weft::omp {
+
+namespace {
+
+settings the_settings;
+
+const char* env(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : nullptr;
+}
+
+void invalid(const char* name) { std::fprintf(stderr, "weft: invalid value for environment variable %s (ignored)\n", name); }
+
+const char* skip_space(const char* p) {
+  while (*p && std::isspace(static_cast<unsigned char>(*p))) ++p;
+  return p;
+}
+
+bool word_is(const char*& p, const char* word) {
+  std::size_t n = std::strlen(word);
+  if (strncasecmp(p, word, n) != 0) return false;
+  char c = p[n];
+  if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') return false;
+  p += n;
+  return true;
+}
+
+bool parse_long(const char*& p, long& out) {
+  p = skip_space(p);
+  char* end;
+  errno = 0;
+  long v = std::strtol(p, &end, 10);
+  if (end == p || errno) return false;
+  out = v;
+  p = skip_space(end);
+  return true;
+}
+
+// A non-negative (or positive) integer, whole value.
+bool parse_int_var(const char* name, int& out, long min, long max) {
+  const char* text = env(name);
+  if (!text) return false;
+  const char* p = text;
+  long v;
+  if (!parse_long(p, v) || *p || v < min || v > max) {
+    invalid(name);
+    return false;
+  }
+  out = static_cast<int>(v);
+  return true;
+}
+
+bool parse_bool_var(const char* name, bool& out) {
+  const char* text = env(name);
+  if (!text) return false;
+  const char* p = skip_space(text);
+  bool v;
+  if (word_is(p, "true")) v = true;
+  else if (word_is(p, "false")) v = false;
+  else {
+    invalid(name);
+    return false;
+  }
+  if (*skip_space(p)) {
+    invalid(name);
+    return false;
+  }
+  out = v;
+  return true;
+}
+
+int cpus_in_mask() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    int n = CPU_COUNT(&set);
+    if (n > 0) return n;
+  }
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+void parse_num_threads(settings& s) {
+  const char* text = env("OMP_NUM_THREADS");
+  if (!text) return;
+  std::vector<int> list;
+  const char* p = text;
+  for (;;) {
+    long v;
+    if (!parse_long(p, v) || v < 1 || v > (1 << 20)) {
+      invalid("OMP_NUM_THREADS");
+      return;
+    }
+    list.push_back(static_cast<int>(v));
+    if (!*p) break;
+    if (*p != ',') {
+      invalid("OMP_NUM_THREADS");
+      return;
+    }
+    ++p;
+  }
+  s.nthreads_list = list;
+  s.initial.nthreads = list[0];
+}
+
+void parse_schedule(settings& s) {
+  const char* text = env("OMP_SCHEDULE");
+  if (!text) return;
+  const char* p = skip_space(text);
+  unsigned modifier = 0;
+  bool explicit_modifier = false;
+  if (word_is(p, "monotonic")) {
+    modifier = sched_monotonic;
+    explicit_modifier = true;
+  } else if (word_is(p, "nonmonotonic")) {
+    explicit_modifier = true;
+  }
+  if (explicit_modifier) {
+    p = skip_space(p);
+    if (*p != ':') return invalid("OMP_SCHEDULE");
+    p = skip_space(p + 1);
+  }
+  int kind;
+  if (word_is(p, "static")) kind = sched_static;
+  else if (word_is(p, "dynamic")) kind = sched_dynamic;
+  else if (word_is(p, "guided")) kind = sched_guided;
+  else if (word_is(p, "auto")) kind = sched_auto;
+  else return invalid("OMP_SCHEDULE");
+  long chunk = 0;
+  p = skip_space(p);
+  if (*p == ',') {
+    ++p;
+    if (!parse_long(p, chunk) || chunk < 0) return invalid("OMP_SCHEDULE");
+  }
+  if (*p) return invalid("OMP_SCHEDULE");
+  if (kind == sched_static && !explicit_modifier) modifier = sched_monotonic;
+  if (kind != sched_static && chunk == 0) chunk = 1;
+  s.initial.run_sched = kind | static_cast<int>(modifier);
+  s.initial.run_chunk = static_cast<int>(chunk);
+}
+
+// omp_proc_bind_t: false 0, true 1, primary 2, close 3, spread 4.
+void parse_proc_bind(settings& s) {
+  const char* text = env("OMP_PROC_BIND");
+  if (!text) return;
+  const char* p = skip_space(text);
+  std::vector<int> list;
+  if (word_is(p, "false")) list.push_back(0);
+  else if (word_is(p, "true")) list.push_back(1);
+  else {
+    for (;;) {
+      p = skip_space(p);
+      if (word_is(p, "primary") || word_is(p, "master")) list.push_back(2);
+      else if (word_is(p, "close")) list.push_back(3);
+      else if (word_is(p, "spread")) list.push_back(4);
+      else return invalid("OMP_PROC_BIND");
+      p = skip_space(p);
+      if (!*p) break;
+      if (*p != ',') return invalid("OMP_PROC_BIND");
+      ++p;
+    }
+  }
+  if (*skip_space(p)) return invalid("OMP_PROC_BIND");
+  s.bind_list = list;
+}
+
+// OMP_PLACES: an abstract name (threads, cores, sockets, ll_caches, numa_domains, with an optional
+// count), or an explicit list of {…} places. Parsed to count places and report them; the engine's
+// own binding (WEFT_BIND) places the workers.
+void parse_places(settings& s) {
+  const char* text = env("OMP_PLACES");
+  if (!text) return;
+  const char* p = skip_space(text);
+  s.places_text = text;
+  static const char* const names[] = {"threads", "cores", "sockets", "ll_caches", "numa_domains"};
+  for (const char* name : names) {
+    const char* q = p;
+    if (word_is(q, name)) {
+      q = skip_space(q);
+      long count = -1;
+      if (*q == '(') {
+        ++q;
+        if (!parse_long(q, count) || count < 1 || *q != ')') return invalid("OMP_PLACES");
+        q = skip_space(q + 1);
+      }
+      if (*q) return invalid("OMP_PLACES");
+      int cpus = cpus_in_mask();
+      int n = std::strcmp(name, "threads") == 0 || std::strcmp(name, "cores") == 0 ? cpus : 1;
+      if (count > 0 && count < n) n = static_cast<int>(count);
+      s.places.clear();
+      for (int i = 0; i < n; ++i) {
+        std::vector<int> ids;
+        if (n == cpus) ids.push_back(i);
+        else
+          for (int c = 0; c < cpus; ++c) ids.push_back(c);
+        s.places.push_back(ids);
+      }
+      s.num_places = n;
+      return;
+    }
+  }
+  // Explicit list: {a,b:len:stride,...}[:count[:stride]], ...
+  std::vector<std::vector<int>> places;
+  for (;;) {
+    p = skip_space(p);
+    bool exclude = false;
+    if (*p == '!') {
+      exclude = true;
+      ++p;
+    }
+    if (*p != '{') return invalid("OMP_PLACES");
+    ++p;
+    std::vector<int> ids;
+    for (;;) {
+      p = skip_space(p);
+      bool ex = false;
+      if (*p == '!') {
+        ex = true;
+        ++p;
+      }
+      long first, len = 1, stride = 1;
+      if (!parse_long(p, first) || first < 0) return invalid("OMP_PLACES");
+      if (*p == ':') {
+        ++p;
+        if (!parse_long(p, len) || len < 1) return invalid("OMP_PLACES");
+        if (*p == ':') {
+          ++p;
+          if (!parse_long(p, stride)) return invalid("OMP_PLACES");
+        }
+      }
+      for (long i = 0; i < len; ++i) {
+        int id = static_cast<int>(first + i * stride);
+        if (ex) {
+          for (auto it = ids.begin(); it != ids.end(); ++it)
+            if (*it == id) {
+              ids.erase(it);
+              break;
+            }
+        } else {
+          ids.push_back(id);
+        }
+      }
+      if (*p == ',') {
+        ++p;
+        continue;
+      }
+      if (*p == '}') {
+        ++p;
+        break;
+      }
+      return invalid("OMP_PLACES");
+    }
+    long count = 1, stride = 1;
+    p = skip_space(p);
+    if (*p == ':') {
+      ++p;
+      if (!parse_long(p, count) || count < 1) return invalid("OMP_PLACES");
+      stride = static_cast<long>(ids.size());
+      if (*p == ':') {
+        ++p;
+        if (!parse_long(p, stride)) return invalid("OMP_PLACES");
+      }
+    }
+    for (long c = 0; c < count; ++c) {
+      std::vector<int> place;
+      for (int id : ids) place.push_back(static_cast<int>(id + c * stride));
+      if (exclude) {
+        for (auto it = places.begin(); it != places.end(); ++it)
+          if (*it == place) {
+            places.erase(it);
+            break;
+          }
+      } else {
+        places.push_back(place);
+      }
+    }
+    p = skip_space(p);
+    if (!*p) break;
+    if (*p != ',') return invalid("OMP_PLACES");
+    ++p;
+  }
+  if (places.size() > 65536) return invalid("OMP_PLACES");
+  s.places = places;
+  s.num_places = static_cast<int>(places.size());
+}
+
+void parse_stacksize(settings& s) {
+  const char* text = env("OMP_STACKSIZE");
+  const char* name = "OMP_STACKSIZE";
+  if (!text) {
+    text = env("GOMP_STACKSIZE");
+    name = "GOMP_STACKSIZE";
+  }
+  if (!text) return;
+  const char* p = text;
+  long v;
+  if (!parse_long(p, v) || v < 0) return invalid(name);
+  std::size_t unit = 1024;
+  switch (std::tolower(static_cast<unsigned char>(*p))) {
+    case 'b': unit = 1; ++p; break;
+    case 'k': unit = 1024; ++p; break;
+    case 'm': unit = 1024 * 1024; ++p; break;
+    case 'g': unit = std::size_t{1} << 30; ++p; break;
+    case 0: break;
+    default: return invalid(name);
+  }
+  if (*skip_space(p)) return invalid(name);
+  s.stacksize = static_cast<std::size_t>(v) * unit;
+}
+
+}  // namespace
+
+settings& config() { return the_settings; }
+
+void read_environment() {
+  settings& s = the_settings;
+  s.initial.nthreads = cpus_in_mask();
+  s.initial.nthreads_pos = 0;
+  s.initial.bind_pos = 0;
+  s.initial.dynamic = false;
+  s.initial.max_active_levels = 1;
+  s.initial.run_sched = sched_dynamic;
+  s.initial.run_chunk = 1;
+  s.initial.default_device = 0;
+  parse_num_threads(s);
+  parse_schedule(s);
+  parse_proc_bind(s);
+  parse_places(s);
+  parse_stacksize(s);
+  bool b;
+  if (parse_bool_var("OMP_DYNAMIC", b)) s.initial.dynamic = b;
+  bool levels_set = false;
+  int v;
+  if (parse_int_var("OMP_MAX_ACTIVE_LEVELS", v, 0, 255)) {
+    s.initial.max_active_levels = v;
+    levels_set = true;
+  } else if (parse_bool_var("OMP_NESTED", b)) {
+    s.initial.max_active_levels = b ? 255 : 1;
+    levels_set = true;
+  }
+  // A list of team sizes or bindings asks for nesting (OpenMP 5.0 semantics).
+  if (!levels_set && (s.nthreads_list.size() > 1 || s.bind_list.size() > 1)) s.initial.max_active_levels = 255;
+  if (parse_int_var("OMP_THREAD_LIMIT", v, 1, 1 << 30)) s.thread_limit = v;
+  if (parse_int_var("OMP_MAX_TASK_PRIORITY", v, 0, 1 << 30)) s.max_task_priority = v;
+  if (parse_bool_var("OMP_CANCELLATION", b)) s.cancellation = b;
+  if (parse_int_var("OMP_DEFAULT_DEVICE", v, 0, 1 << 30)) s.initial.default_device = v;
+  if (parse_int_var("OMP_NUM_TEAMS", v, 1, 1 << 30)) s.num_teams = v;
+  if (parse_int_var("OMP_TEAMS_THREAD_LIMIT", v, 1, 1 << 30)) s.teams_thread_limit = v;
+  if (const char* text = env("OMP_WAIT_POLICY")) {
+    const char* p = skip_space(text);
+    if (word_is(p, "active")) s.wait_policy = 1;
+    else if (word_is(p, "passive")) s.wait_policy = 0;
+    else invalid("OMP_WAIT_POLICY");
+  }
+  if (const char* text = env("OMP_DISPLAY_ENV")) {
+    const char* p = skip_space(text);
+    if (word_is(p, "true")) s.display_env = 1;
+    else if (word_is(p, "verbose")) s.display_env = 2;
+    else if (!word_is(p, "false")) invalid("OMP_DISPLAY_ENV");
+  }
+}
+
+void display_environment(bool verbose) {
+  const settings& s = the_settings;
+  static const char* const bind_names[] = {"FALSE", "TRUE", "PRIMARY", "CLOSE", "SPREAD"};
+  static const char* const sched_names[] = {"?", "STATIC", "DYNAMIC", "GUIDED", "AUTO"};
+  std::string out = "\nOPENMP DISPLAY ENVIRONMENT BEGIN\n  _OPENMP = '201511'\n  OMP_DYNAMIC = '";
+  out += s.initial.dynamic ? "TRUE" : "FALSE";
+  out += "'\n  OMP_NUM_THREADS = '";
+  if (s.nthreads_list.empty()) {
+    out += std::to_string(s.initial.nthreads);
+  } else {
+    for (std::size_t i = 0; i < s.nthreads_list.size(); ++i) out += (i ? "," : "") + std::to_string(s.nthreads_list[i]);
+  }
+  int kind = s.initial.run_sched & 0x7fffffff;
+  out += "'\n  OMP_SCHEDULE = '";
+  out += (s.initial.run_sched & static_cast<int>(sched_monotonic)) && kind != sched_static ? "MONOTONIC:" : "";
+  out += sched_names[kind >= 1 && kind <= 4 ? kind : 0];
+  out += "," + std::to_string(s.initial.run_chunk) + "'\n  OMP_PROC_BIND = '";
+  if (s.bind_list.empty()) {
+    out += "FALSE";
+  } else {
+    for (std::size_t i = 0; i < s.bind_list.size(); ++i) out += std::string(i ? "," : "") + bind_names[s.bind_list[i]];
+  }
+  out += "'\n  OMP_PLACES = '" + (s.places_text.empty() ? std::string() : s.places_text) + "'\n";
+  out += "  OMP_STACKSIZE = '" + std::to_string(s.stacksize) + "'\n";
+  out += std::string("  OMP_WAIT_POLICY = '") + (s.wait_policy == 1 ? "ACTIVE" : "PASSIVE") + "'\n";
+  out += "  OMP_THREAD_LIMIT = '" + std::to_string(s.thread_limit) + "'\n";
+  out += "  OMP_MAX_ACTIVE_LEVELS = '" + std::to_string(s.initial.max_active_levels) + "'\n";
+  out += std::string("  OMP_CANCELLATION = '") + (s.cancellation ? "TRUE" : "FALSE") + "'\n";
+  out += "  OMP_DEFAULT_DEVICE = '" + std::to_string(s.initial.default_device) + "'\n";
+  out += "  OMP_MAX_TASK_PRIORITY = '" + std::to_string(s.max_task_priority) + "'\n";
+  if (verbose) {
+    out += "  weft: the OpenMP door maps parallel regions onto gangs of weft workers; WEFT_* variables\n"
+           "  tune the engine (WEFT_DISPLAY_ENV=1 lists them)\n";
+  }
+  out += "OPENMP DISPLAY ENVIRONMENT END\n";
+  out += "weft: runtime in use: weft " + std::to_string(WEFT_VERSION_MAJOR) + "." + std::to_string(WEFT_VERSION_MINOR) +
+         " (OpenMP door), not libgomp\n";
+  std::fputs(out.c_str(), stderr);
+}
+
+}  // namespace weft::omp

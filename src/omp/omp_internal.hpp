@@ -1,0 +1,185 @@
+// The OpenMP door's internal state: settings (ICVs), teams, their members and worksharing slots.
+//
+// A parallel region's team is a gang of engine workers: the encountering thread is member 0, the
+// others are recruited from the pool (and stay bound to the team of a top-level region between
+// regions, so a loop of parallel regions forks without recruiting). Every member runs its implicit
+// task as an engine descriptor whose children count in the member's taskgroup, so a team barrier
+// is "my descendants are done, then everyone arrived" and tasks stay ordinary engine tasks.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/engine.hpp"
+
+namespace weft::omp {
+
+using core::task;
+using core::worker;
+
+// --- settings ---------------------------------------------------------------------------------
+// Schedule kinds as omp_sched_t numbers them; the monotonic modifier is bit 31.
+enum sched_kind : int { sched_static = 1, sched_dynamic = 2, sched_guided = 3, sched_auto = 4 };
+inline constexpr unsigned sched_monotonic = 0x80000000u;
+
+// Per data environment (an implicit task's; explicit tasks read their thread's).
+struct icvs {
+  int nthreads;            // nthreads-var: team size for the next parallel region
+  int nthreads_pos;        // position of nthreads in the OMP_NUM_THREADS list (nested levels)
+  int bind_pos;            // position in the OMP_PROC_BIND list
+  bool dynamic;
+  int max_active_levels;
+  int run_sched;           // run-sched-var kind (with the monotonic bit)
+  int run_chunk;
+  int default_device;
+};
+
+struct settings {
+  icvs initial;
+  std::vector<int> nthreads_list;  // OMP_NUM_THREADS
+  std::vector<int> bind_list;      // OMP_PROC_BIND, as omp_proc_bind_t values
+  int thread_limit = 1 << 30;
+  int max_task_priority = 0;
+  bool cancellation = false;
+  int display_env = 0;             // 0 no, 1 true, 2 verbose
+  std::size_t stacksize = 0;       // OMP_STACKSIZE in bytes (0: not set)
+  int wait_policy = -1;            // -1 unset, 0 passive, 1 active
+  int num_places = 0;              // places parsed from OMP_PLACES (0: none)
+  std::vector<std::vector<int>> places;
+  int num_teams = 0, teams_thread_limit = 0;
+  std::string places_text;
+};
+settings& config();
+void read_environment();          // once, at library load
+void display_environment(bool verbose);
+
+// --- teams and members ------------------------------------------------------------------------
+struct team;
+
+// One slot of a team's ring of worksharing constructs (loops, sections, single copyprivate).
+// stage: 3q = free for construct q, 3q+1 = being set up for q, 3q+2 = set up for q.
+struct alignas(64) workshare {
+  std::atomic<std::uint64_t> stage{0};
+  std::atomic<int> left{0};        // members not yet done with it
+  int kind = 0;                    // sched_kind (static, dynamic, guided)
+  bool ordered = false;
+  std::uint64_t total = 0;         // iterations (logical, 0 .. total-1)
+  std::uint64_t chunk = 0;
+  long start = 0, incr = 1;        // signed space: iteration i is start + i*incr
+  unsigned long long ustart = 0, uincr = 1;
+  alignas(64) std::atomic<std::uint64_t> next{0};  // dynamic/guided: first logical iteration not handed out
+  std::atomic<std::int64_t> ordered_turn{0};       // ticket allowed into ordered regions
+  std::atomic<bool> grab_lock{false};              // ordered loops: chunk and ticket taken together
+  std::int64_t tickets = 0;
+  std::atomic<bool> cancelled{false};
+  void* copy = nullptr;            // single copyprivate: the winner's data
+  void* mem = nullptr;             // GOMP_loop_start's team-shared zeroed block
+  std::atomic<std::uint64_t>* doacross = nullptr;  // per outer iteration: inner iterations posted
+  std::vector<std::uint64_t> doacross_counts;
+  void* reductions = nullptr;      // worksharing task-reduction array (shared)
+};
+
+inline constexpr int workshare_ring = 8;
+
+// A thread's implicit task in a team, plus what the OpenMP constructs track per thread.
+struct alignas(64) member {
+  task implicit;
+  core::taskgroup group;           // counts the implicit task's descendants (barriers wait on it)
+  team* crew = nullptr;
+  member* outer = nullptr;         // the encountering thread's member in the enclosing team
+  int thread_num = 0;
+  int level = 0, active_level = 0;
+  icvs icv{};
+  std::uint64_t ws_seq = 0;        // worksharing constructs started in this team
+  std::uint64_t single_seq = 0;
+  workshare* ws = nullptr;         // the current worksharing construct
+  std::uint64_t ws_index = 0;
+  std::uint64_t static_round = 0;  // static schedule: chunks this thread took so far
+  std::int64_t ticket = -1;        // ordered: ticket of the chunk held, -1 none
+  // Saved on entry, restored on exit.
+  task* saved_current = nullptr;
+  core::gang* saved_crew = nullptr;
+  member* saved_me = nullptr;
+  int team_num = 0, num_teams = 1;  // teams construct on the host
+};
+
+struct member_job : core::gang_job {
+  team* crew;
+  int index;
+};
+
+struct alignas(64) team {
+  explicit team(int size);
+  ~team();
+  int size;
+  std::vector<member*> members;
+  std::vector<member_job> jobs;
+  core::gang crew;
+  int level = 0, active_level = 0;
+  member* parent = nullptr;        // the encountering thread's member
+  icvs child_icv{};
+  void (*fn)(void*) = nullptr;
+  void* data = nullptr;
+  bool combined = false;           // a combined parallel loop/sections: its work share is set up
+  void* reductions = nullptr;      // GOMP_parallel_reductions descriptor
+  alignas(64) std::atomic<unsigned> arrived{0};
+  std::atomic<unsigned> barrier_gen{0};
+  alignas(64) std::atomic<std::uint64_t> single_taken{0};
+  std::atomic<bool> cancelled{false};
+  alignas(64) std::atomic<unsigned> dispatch_gen{0};
+  std::atomic<bool> disband{false};
+  std::atomic<int> done{0};        // member runs finished (monotonic)
+  std::atomic<int> gone{0};        // members that left the team for the pool
+  int bound = 0;                   // members 1..bound-1 run the job loop
+  int runs = 0;                    // regions dispatched
+  workshare ws[workshare_ring];
+};
+
+// The calling thread's OpenMP context; null before the thread's first OpenMP call.
+extern thread_local member* me;
+
+// The calling thread as an engine worker, starting the runtime on first use.
+worker& start_or_adopt();
+inline worker& self() {
+  if (worker* w = core::current_worker) return *w;
+  return start_or_adopt();
+}
+// The calling thread's member (a team of one outside parallel regions).
+member& current();
+
+// --- team operations (team.cpp) -----------------------------------------------------------------
+void barrier(worker& w, member& m);
+// Starts a region: the encountering thread becomes member 0 of the returned team.
+team* fork(worker& w, void (*fn)(void*), void* data, unsigned requested, unsigned flags, bool combined);
+void launch(team* t);
+void join(worker& w, team* t);
+void run_parallel(void (*fn)(void*), void* data, unsigned requested, unsigned flags);
+
+// --- worksharing (worksharing.cpp) ------------------------------------------------------------
+struct loop_spec {
+  int kind;          // sched_kind after resolving runtime/auto
+  bool ordered;
+  std::uint64_t total;
+  std::uint64_t chunk;
+  long start, incr;
+  unsigned long long ustart, uincr;
+};
+workshare& enter_workshare(member& m, bool& initializer);
+void leave_workshare(member& m);
+void setup_loop(member& m, const loop_spec& s);
+bool next_chunk(member& m, std::uint64_t& first, std::uint64_t& last);  // logical [first, last)
+loop_spec signed_loop(long start, long end, long incr, int kind, long chunk);
+int resolve_schedule(int sched, long& chunk);
+
+// --- tasking (tasking.cpp) ----------------------------------------------------------------------
+void register_reductions(worker& w, core::taskgroup* g, std::uintptr_t* d, int threads);
+[[noreturn]] void fatal(const char* what);
+
+// --- locks (mutex.cpp) --------------------------------------------------------------------------
+void lock_word(std::atomic<int>& word);
+void unlock_word(std::atomic<int>& word);
+bool try_lock_word(std::atomic<int>& word);
+
+}  // namespace weft::omp

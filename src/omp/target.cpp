@@ -1,0 +1,169 @@
+// target and teams without an offload device: the host fallback the spec prescribes. Also the
+// `error` directive, `scope`, and the offload-image registration calls (no device: nothing to do).
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/dependency_domain.hpp"
+#include "omp/gomp_abi.h"
+#include "omp/omp_internal.hpp"
+
+using namespace weft::omp;
+
+extern "C" void GOMP_taskwait_depend(void** depend);
+
+namespace {
+
+constexpr unsigned short map_firstprivate = 0x0c;
+constexpr unsigned short map_firstprivate_int = 0x0d;
+
+void wait_depends(void** depend) {
+  if (depend) GOMP_taskwait_depend(depend);
+}
+
+// Runs fn on this thread as the initial task of a fresh device data environment (level 0).
+void run_on_host(void (*fn)(void*), std::size_t mapnum, void** hostaddrs, std::size_t* sizes, unsigned short* kinds) {
+  std::vector<void*> addrs(hostaddrs, hostaddrs + mapnum);
+  std::vector<void*> copies;
+  for (std::size_t i = 0; i < mapnum; ++i) {
+    unsigned short kind = kinds ? kinds[i] : 0;
+    if ((kind & 0xff) == map_firstprivate) {
+      std::size_t align = std::size_t{1} << (kind >> 8);
+      if (align < sizeof(void*)) align = sizeof(void*);
+      void* copy = std::aligned_alloc(align, (sizes[i] + align - 1) / align * align + align);
+      if (!copy) fatal("target: out of memory for a firstprivate copy");
+      std::memcpy(copy, hostaddrs[i], sizes[i]);
+      copies.push_back(copy);
+      addrs[i] = copy;
+    } else if ((kind & 0xff) == map_firstprivate_int) {
+      addrs[i] = hostaddrs[i];  // the value itself travels in the pointer
+    }
+  }
+  member* saved = me;
+  member& m = current();
+  // A target region starts at level 0 on the device; its nested parallel regions see that.
+  int level = m.level, active = m.active_level;
+  m.level = 0;
+  m.active_level = 0;
+  fn(addrs.data());
+  m.level = level;
+  m.active_level = active;
+  me = saved ? saved : me;
+  for (void* c : copies) std::free(c);
+}
+
+}  // namespace
+
+extern "C" {
+
+GOMP_API void GOMP_teams_reg(void (*fn)(void*), void* data, unsigned num_teams, unsigned thread_limit, unsigned) {
+  member& m = current();
+  const settings& s = config();
+  if (num_teams == 0) num_teams = s.num_teams > 0 ? static_cast<unsigned>(s.num_teams) : 3;
+  int saved_limit = s.thread_limit;
+  if (thread_limit) config().thread_limit = static_cast<int>(thread_limit);
+  else if (s.teams_thread_limit) config().thread_limit = s.teams_thread_limit;
+  int saved_num = m.team_num, saved_teams = m.num_teams;
+  m.num_teams = static_cast<int>(num_teams);
+  for (unsigned i = 0; i < num_teams; ++i) {
+    m.team_num = static_cast<int>(i);
+    fn(data);
+  }
+  m.team_num = saved_num;
+  m.num_teams = saved_teams;
+  config().thread_limit = saved_limit;
+}
+
+// teams inside target: gcc loops while this returns true, one team per call.
+GOMP_API bool GOMP_teams4(unsigned lower, unsigned, unsigned thread_limit, bool first) {
+  member& m = current();
+  if (first) {
+    if (thread_limit) config().thread_limit = static_cast<int>(thread_limit);
+    m.num_teams = static_cast<int>(lower ? lower : 1);
+    m.team_num = 0;
+    return true;
+  }
+  if (++m.team_num >= m.num_teams) {
+    m.team_num = 0;
+    m.num_teams = 1;
+    return false;
+  }
+  return true;
+}
+
+GOMP_API void GOMP_teams(unsigned num_teams, unsigned thread_limit) {
+  member& m = current();
+  if (thread_limit) config().thread_limit = static_cast<int>(thread_limit);
+  m.num_teams = static_cast<int>(num_teams ? num_teams : 1);
+  m.team_num = 0;
+}
+
+GOMP_API void GOMP_target_ext(int, void (*fn)(void*), std::size_t mapnum, void** hostaddrs, std::size_t* sizes,
+                              unsigned short* kinds, unsigned, void** depend, void** args) {
+  wait_depends(depend);
+  int saved_limit = config().thread_limit;
+  // args: a null-terminated list of (id | value << 16) words; id 2<<8... carries THREAD_LIMIT.
+  for (void** a = args; a && *a; ++a) {
+    auto word = reinterpret_cast<std::uintptr_t>(*a);
+    if ((word & 0xff) == 2 && (word >> 16)) config().thread_limit = static_cast<int>(word >> 16);
+    if (word & (1u << 7)) ++a;  // the value is in the next word
+  }
+  run_on_host(fn, mapnum, hostaddrs, sizes, kinds);
+  config().thread_limit = saved_limit;
+}
+
+GOMP_API void GOMP_target(int, void (*fn)(void*), const void*, std::size_t mapnum, void** hostaddrs,
+                          std::size_t* sizes, unsigned char*) {
+  run_on_host(fn, mapnum, hostaddrs, sizes, nullptr);
+}
+
+GOMP_API void GOMP_target_data_ext(int, std::size_t, void**, std::size_t*, unsigned short*) {}
+GOMP_API void GOMP_target_data(int, const void*, std::size_t, void**, std::size_t*, unsigned char*) {}
+GOMP_API void GOMP_target_end_data(void) {}
+GOMP_API void GOMP_target_update_ext(int, std::size_t, void**, std::size_t*, unsigned short*, unsigned, void** depend) {
+  wait_depends(depend);
+}
+GOMP_API void GOMP_target_update(int, const void*, std::size_t, void**, std::size_t*, unsigned char*) {}
+GOMP_API void GOMP_target_enter_exit_data(int, std::size_t, void**, std::size_t*, unsigned short*, unsigned,
+                                          void** depend) {
+  wait_depends(depend);
+}
+GOMP_API void GOMP_offload_register_ver(unsigned, const void*, int, const void*) {}
+GOMP_API void GOMP_offload_unregister_ver(unsigned, const void*, int, const void*) {}
+GOMP_API void GOMP_offload_register(const void*, int, const void*) {}
+GOMP_API void GOMP_offload_unregister(const void*, int, const void*) {}
+
+GOMP_API void GOMP_scope_start(std::uintptr_t* reductions) {
+  if (!reductions) return;
+  worker& w = self();
+  weft::core::taskgroup_begin(w);
+  auto* g = weft::core::state_of(w, w.current).current_group;
+  member& m = current();
+  bool init;
+  workshare& ws = enter_workshare(m, init);
+  if (init) {
+    register_reductions(w, g, reductions, m.crew->size);
+    ws.reductions = reductions;
+  } else {
+    fatal("scope with task reductions in a team of more than one thread is not supported");
+  }
+  leave_workshare(m);
+}
+
+static void print_message(const char* kind, const char* msg, std::size_t len) {
+  if (!msg) {
+    std::fprintf(stderr, "%s: 'error' directive encountered\n", kind);
+    return;
+  }
+  if (len == static_cast<std::size_t>(-1)) len = std::strlen(msg);
+  std::fprintf(stderr, "%s: '%.*s'\n", kind, static_cast<int>(len), msg);
+}
+
+GOMP_API void GOMP_warning(const char* msg, std::size_t len) { print_message("weft: warning", msg, len); }
+
+GOMP_API void GOMP_error(const char* msg, std::size_t len) {
+  print_message("weft: fatal error", msg, len);
+  std::exit(EXIT_FAILURE);
+}
+
+}  // extern "C"

@@ -1,0 +1,458 @@
+// Explicit tasks through the OpenMP door: GOMP_task and its clauses, taskwait, taskgroup, task
+// reductions, taskloop, detach events and cancellation. Every task is an ordinary engine task.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <unordered_set>
+
+#include "core/dependency_domain.hpp"
+#include "omp/gomp_abi.h"
+#include "omp/omp_internal.hpp"
+
+namespace weft::omp {
+
+namespace {
+
+enum door_bit : std::uint8_t { door_final = 1 };
+
+// --- detach events -------------------------------------------------------------------------------
+// A handle is the event's address with a 16-bit generation in the top bits, so a stale or doubled
+// omp_fulfill_event is caught instead of completing an unrelated task.
+struct event {
+  task* owner = nullptr;
+  std::atomic<int> state{0};  // 0 free, 1 armed, 2 fulfilled
+  std::uint16_t generation = 0;
+  bool pinned = false;        // an undeferred task's creator still waits on it
+};
+constexpr int event_free = 0, event_armed = 1, event_fulfilled = 2;
+constexpr int generation_shift = 48;
+
+std::mutex events_lock;
+std::vector<event*> all_events;
+std::unordered_set<event*> known_events;
+std::size_t scan = 0;
+
+std::uintptr_t arm_event(task* t, event*& out) {
+  std::lock_guard<std::mutex> lock(events_lock);
+  event* e = nullptr;
+  for (std::size_t i = 0; i < all_events.size() && !e; ++i) {
+    event* c = all_events[(scan + i) % all_events.size()];
+    int st = c->state.load(std::memory_order_acquire);
+    if (st == event_free || (st == event_fulfilled && !c->pinned)) {
+      e = c;
+      scan = (scan + i + 1) % all_events.size();
+    }
+  }
+  if (!e) {
+    e = new event;
+    all_events.push_back(e);
+    known_events.insert(e);
+  }
+  e->owner = t;
+  ++e->generation;
+  e->pinned = false;
+  e->state.store(event_armed, std::memory_order_release);
+  out = e;
+  return reinterpret_cast<std::uintptr_t>(e) | (static_cast<std::uintptr_t>(e->generation) << generation_shift);
+}
+
+event* decode_event(std::uintptr_t handle) {
+  auto* e = reinterpret_cast<event*>(handle & ((std::uintptr_t{1} << generation_shift) - 1));
+  std::lock_guard<std::mutex> lock(events_lock);
+  if (!known_events.count(e) || e->generation != static_cast<std::uint16_t>(handle >> generation_shift)) return nullptr;
+  return e;
+}
+
+// --- task creation ---------------------------------------------------------------------------------
+// Tasks whose data needs more than 16-byte alignment, or that may be cancelled, start through a
+// trampoline that finds the body and the data after a small header.
+struct trampoline_header {
+  void (*fn)(void*);
+  std::uint32_t offset;
+};
+
+bool group_cancelled(task* t) {
+  for (core::taskgroup* g = t->group; g;) {
+    if (g->cancelled.load(std::memory_order_relaxed)) return true;
+    core::taskgroup* next = g->outer ? g->outer : (g->owner ? g->owner->group : nullptr);
+    if (next == g) break;
+    g = next;
+  }
+  return false;
+}
+
+void trampoline(void* args) {
+  auto* h = static_cast<trampoline_header*>(args);
+  if (config().cancellation) {
+    worker* w = core::current_worker;
+    if (group_cancelled(w->current) || (me && me->crew->cancelled.load(std::memory_order_relaxed))) return;
+  }
+  h->fn(static_cast<char*>(args) + h->offset);
+}
+
+void nothing(void*) {}
+
+weft_dep_type depobj_type(std::uintptr_t kind) {
+  switch (kind) {
+    case GOMP_DEPEND_IN: return WEFT_DEP_IN;
+    case GOMP_DEPEND_OUT: return WEFT_DEP_OUT;
+    case GOMP_DEPEND_INOUT: return WEFT_DEP_INOUT;
+    case GOMP_DEPEND_MUTEXINOUTSET: return WEFT_DEP_MUTEXINOUTSET;
+    case GOMP_DEPEND_INOUTSET: return WEFT_DEP_INOUTSET;
+    default: fatal("depend(depobj: ...): the depend object holds an unknown dependence type (destroyed or never initialised?)");
+  }
+}
+
+void access(worker& w, task* t, void* address, weft_dep_type type) {
+  if (!address) fatal("depend clause on a null address (omp_all_memory is not supported)");
+  w.accesses.push_back({t, address, type});
+}
+
+// Both depend-array formats gcc emits (see docs/openmp.md).
+void add_depends(worker& w, task* t, void** depend) {
+  auto word = [depend](int i) { return reinterpret_cast<std::uintptr_t>(depend[i]); };
+  std::uintptr_t n, nout, nmutex = 0, nin, base;
+  if (word(0) != 0) {
+    n = word(0);
+    nout = word(1);
+    nin = n - nout;
+    base = 2;
+  } else {
+    n = word(1);
+    nout = word(2);
+    nmutex = word(3);
+    nin = word(4);
+    base = 5;
+  }
+  std::uintptr_t i = 0;
+  for (; i < nout; ++i) access(w, t, depend[base + i], WEFT_DEP_INOUT);
+  for (; i < nout + nmutex; ++i) access(w, t, depend[base + i], WEFT_DEP_MUTEXINOUTSET);
+  for (; i < nout + nmutex + nin; ++i) access(w, t, depend[base + i], WEFT_DEP_IN);
+  for (; i < n; ++i) {
+    auto* obj = static_cast<std::uintptr_t*>(depend[base + i]);
+    access(w, t, reinterpret_cast<void*>(obj[0]), depobj_type(obj[1]));
+  }
+}
+
+struct task_request {
+  void (*fn)(void*);
+  void* data;
+  void (*cpyfn)(void*, void*);
+  long arg_size;
+  long arg_align;
+  bool if_clause;
+  unsigned flags;
+  void** depend;
+  int priority;
+  void* detach;
+  // taskloop: the sub-range written into the first two words of the copy
+  bool has_bounds = false;
+  std::uint64_t bounds[2] = {0, 0};
+};
+
+void spawn(worker& w, const task_request& r) {
+  const settings& s = config();
+  task* creator = w.current;
+  bool undeferred = !r.if_clause || (creator->door_bits & door_final);
+  std::size_t size = static_cast<std::size_t>(r.arg_size);
+  std::size_t align = r.arg_align > 0 ? static_cast<std::size_t>(r.arg_align) : 1;
+  bool wrapped = align > 16 || s.cancellation;
+  std::size_t offset = 0;
+  if (wrapped) {
+    offset = (sizeof(trampoline_header) + align - 1) & ~(align - 1);
+    size = offset + size + (align > 16 ? align : 0);
+  }
+  core::throttle(w);
+  task* t = core::allocate_task(w, wrapped ? trampoline : reinterpret_cast<weft_task_fn>(r.fn), size,
+                                undeferred ? WEFT_TASK_UNDEFERRED : 0);
+  if (!t) fatal("GOMP_task: out of memory for the task's data");
+  char* dst = static_cast<char*>(t->arguments());
+  if (wrapped) {
+    auto* h = reinterpret_cast<trampoline_header*>(dst);
+    std::uintptr_t data_at = (reinterpret_cast<std::uintptr_t>(dst) + sizeof(trampoline_header) + align - 1) & ~(align - 1);
+    h->fn = r.fn;
+    h->offset = static_cast<std::uint32_t>(data_at - reinterpret_cast<std::uintptr_t>(dst));
+    dst = reinterpret_cast<char*>(data_at);
+  }
+  event* ev = nullptr;
+  if (r.flags & GOMP_TASK_FLAG_DETACH) {
+    std::uintptr_t handle = arm_event(t, ev);
+    std::memcpy(r.detach, &handle, sizeof handle);
+    std::memcpy(r.data, &handle, sizeof handle);  // gcc puts the task's copy of the event first
+    core::hold_completion(t);
+    if (undeferred) ev->pinned = true;
+  }
+  if (r.cpyfn) r.cpyfn(dst, r.data);
+  else if (r.arg_size) std::memcpy(dst, r.data, static_cast<std::size_t>(r.arg_size));
+  if (r.has_bounds) std::memcpy(dst, r.bounds, sizeof r.bounds);
+  if ((r.flags & GOMP_TASK_FLAG_FINAL) || (creator->door_bits & door_final)) t->door_bits |= door_final;
+  if ((r.flags & GOMP_TASK_FLAG_PRIORITY) && r.priority > 0) {
+    int p = r.priority < s.max_task_priority ? r.priority : s.max_task_priority;
+    int lanes = core::instance->cfg.max_priority;
+    t->priority = static_cast<std::uint16_t>(p < lanes ? p : lanes);
+  }
+  if (r.flags & GOMP_TASK_FLAG_DEPEND) add_depends(w, t, r.depend);
+  core::submit_task(w, t);
+  if (ev && undeferred) {
+    // An undeferred detached task's creator goes on only once the event is fulfilled.
+    core::run_until(w, [ev] { return ev->state.load(std::memory_order_acquire) == event_fulfilled; });
+    std::lock_guard<std::mutex> lock(events_lock);
+    ev->pinned = false;
+  }
+}
+
+bool cancelled_here(worker& w) {
+  member* m = me;
+  if (m && m->crew->cancelled.load(std::memory_order_relaxed)) return true;
+  core::parent_state* ps = w.current->state.load(std::memory_order_relaxed);
+  if (ps && ps->current_group && ps->current_group->cancelled.load(std::memory_order_relaxed)) return true;
+  return group_cancelled(w.current);
+}
+
+// The innermost taskgroup the current task is in: its own open one, else the one it was created in.
+core::taskgroup* innermost_group(worker& w) {
+  core::parent_state* ps = w.current->state.load(std::memory_order_relaxed);
+  if (ps && ps->current_group) return ps->current_group;
+  return w.current->group;
+}
+
+// Task reductions: a block of `threads` chunks of d[1] bytes, zero-filled, with a reference count
+// in front (each member of a worksharing construct drops one).
+struct reduction_block {
+  std::atomic<int> refs;
+  void* raw;
+};
+
+void release_reductions(std::uintptr_t* d) {
+  auto* b = reinterpret_cast<reduction_block*>(d[5]);
+  if (!b) return;
+  if (b->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    std::free(b->raw);
+    delete b;
+  }
+}
+
+template <class Int>
+void taskloop(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size, long arg_align,
+              unsigned flags, unsigned long num_tasks, int priority, Int start, Int end, Int step) {
+  worker& w = self();
+  member& m = current();
+  std::uint64_t n;
+  if constexpr (std::is_signed_v<Int>) {
+    loop_spec s = signed_loop(start, end, step, sched_static, 0);
+    n = s.total;
+  } else {
+    bool up = flags & GOMP_TASK_FLAG_UP;
+    unsigned __int128 span = up ? (end > start ? end - start : 0) : (start > end ? start - end : 0);
+    Int stride = up ? step : -step;
+    n = span ? static_cast<std::uint64_t>((span + stride - 1) / stride) : 0;
+  }
+  bool group = !(flags & GOMP_TASK_FLAG_NOGROUP);
+  if (group) core::taskgroup_begin(w);
+  if (flags & GOMP_TASK_FLAG_REDUCTION) {
+    auto* d = reinterpret_cast<std::uintptr_t**>(data)[2];
+    register_reductions(w, group ? innermost_group(w) : nullptr, d, m.crew->size);
+  }
+  if (n > 0) {
+    std::uint64_t tasks, base, extra = 0;
+    bool strict = flags & GOMP_TASK_FLAG_STRICT;
+    if (flags & GOMP_TASK_FLAG_GRAINSIZE) {
+      std::uint64_t g = num_tasks ? num_tasks : 1;
+      if (strict) {
+        tasks = (n + g - 1) / g;
+        base = g;
+      } else {
+        tasks = n / g ? n / g : 1;
+        base = n / tasks;
+        extra = n % tasks;
+      }
+    } else {
+      tasks = num_tasks ? num_tasks : static_cast<std::uint64_t>(m.crew->size);
+      if (tasks > n) tasks = n;
+      base = n / tasks;
+      extra = n % tasks;
+    }
+    task_request r{fn, data, cpyfn, arg_size, arg_align, (flags & GOMP_TASK_FLAG_IF) != 0,
+                   (flags & (GOMP_TASK_FLAG_UNTIED | GOMP_TASK_FLAG_FINAL | GOMP_TASK_FLAG_MERGEABLE)) | GOMP_TASK_FLAG_PRIORITY,
+                   nullptr, priority, nullptr};
+    r.has_bounds = true;
+    std::uint64_t first = 0;
+    for (std::uint64_t i = 0; i < tasks && first < n; ++i) {
+      std::uint64_t len = base + (i < extra ? 1 : 0);
+      std::uint64_t last = first + len < n ? first + len : n;
+      Int lo = static_cast<Int>(start + static_cast<Int>(first) * step);
+      Int hi = static_cast<Int>(start + static_cast<Int>(last) * step);
+      std::memcpy(&r.bounds[0], &lo, sizeof lo);
+      std::memcpy(&r.bounds[1], &hi, sizeof hi);
+      spawn(w, r);
+      first = last;
+    }
+  }
+  if (group) core::taskgroup_end(w);
+}
+
+}  // namespace
+
+void register_reductions(worker&, core::taskgroup* g, std::uintptr_t* d, int threads) {
+  std::size_t chunk = d[1];
+  std::size_t align = d[2] > 64 ? d[2] : 64;
+  std::size_t bytes = chunk * static_cast<std::size_t>(threads);
+  void* raw = std::malloc(bytes + align);
+  if (!raw) fatal("task reduction: out of memory for the private copies");
+  std::uintptr_t base = (reinterpret_cast<std::uintptr_t>(raw) + align - 1) & ~(align - 1);
+  std::memset(reinterpret_cast<void*>(base), 0, bytes);
+  auto* b = new reduction_block{{threads}, raw};
+  // Members of a worksharing construct each hold a reference; a taskgroup or a parallel region
+  // registers once and frees once.
+  b->refs.store(1, std::memory_order_relaxed);
+  d[2] = base;
+  d[5] = reinterpret_cast<std::uintptr_t>(b);
+  d[6] = base + bytes;
+  if (g) {
+    d[4] = reinterpret_cast<std::uintptr_t>(g->reductions);
+    g->reductions = d;
+  } else {
+    d[4] = 0;
+  }
+}
+
+}  // namespace weft::omp
+
+using namespace weft::omp;
+
+extern "C" {
+
+GOMP_API void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size, long arg_align,
+                        bool if_clause, unsigned flags, void** depend, int priority, void* detach) {
+  worker& w = self();
+  if (config().cancellation && cancelled_here(w)) return;
+  spawn(w, task_request{fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach});
+}
+
+GOMP_API void GOMP_taskwait(void) { weft::core::taskwait(self()); }
+
+GOMP_API void GOMP_taskwait_depend(void** depend) {
+  worker& w = self();
+  task* t = weft::core::allocate_task(w, nothing, 0, WEFT_TASK_UNDEFERRED);
+  if (!t) fatal("taskwait depend: out of memory");
+  add_depends(w, t, depend);
+  weft::core::submit_task(w, t);
+}
+
+// A scheduling point: run one ready task if there is one (not deeper than a few levels, so a
+// yield loop cannot grow the stack without bound).
+GOMP_API void GOMP_taskyield(void) {
+  worker& w = self();
+  if (w.nesting >= 8) return;
+  if (task* t = weft::core::find_work(w)) weft::core::execute_task(w, t);
+}
+
+GOMP_API void GOMP_taskgroup_start(void) { weft::core::taskgroup_begin(self()); }
+
+GOMP_API void GOMP_taskgroup_end(void) {
+  worker& w = self();
+  if (weft::core::taskgroup_end(w) == WEFT_ERR_NO_TASKGROUP) fatal("GOMP_taskgroup_end without a matching taskgroup");
+}
+
+GOMP_API void GOMP_taskgroup_reduction_register(std::uintptr_t* d) {
+  worker& w = self();
+  weft::core::taskgroup* g = innermost_group(w);
+  if (!g) fatal("taskgroup task_reduction outside a taskgroup");
+  register_reductions(w, g, d, current().crew->size);
+}
+
+GOMP_API void GOMP_taskgroup_reduction_unregister(std::uintptr_t* d) { release_reductions(d); }
+
+GOMP_API void GOMP_workshare_task_reduction_unregister(bool cancelled) {
+  worker& w = self();
+  weft::core::taskgroup* g = innermost_group(w);
+  auto* d = g ? static_cast<std::uintptr_t*>(g->reductions) : nullptr;
+  weft::core::taskgroup_end(w);
+  if (!cancelled) barrier(w, current());
+  if (d) release_reductions(d);
+}
+
+GOMP_API void GOMP_task_reduction_remap(std::size_t cnt, std::size_t cntorig, void** ptrs) {
+  worker& w = self();
+  std::uintptr_t tid = static_cast<std::uintptr_t>(current().thread_num);
+  for (std::size_t i = 0; i < cnt; ++i) {
+    auto p = reinterpret_cast<std::uintptr_t>(ptrs[i]);
+    bool found = false;
+    weft::core::taskgroup* g = innermost_group(w);
+    while (g && !found) {
+      for (auto* d = static_cast<std::uintptr_t*>(g->reductions); d && !found; d = reinterpret_cast<std::uintptr_t*>(d[4])) {
+        for (std::uintptr_t j = 0; j < d[0]; ++j) {
+          std::uintptr_t orig = d[7 + 3 * j], offset = d[7 + 3 * j + 1];
+          bool inside = p >= d[2] && p < d[6] && (p - d[2]) % d[1] == offset;
+          if (p == orig || inside) {
+            ptrs[i] = reinterpret_cast<void*>(d[2] + tid * d[1] + offset);
+            if (i < cntorig) ptrs[cnt + i] = reinterpret_cast<void*>(orig);
+            found = true;
+            break;
+          }
+        }
+      }
+      weft::core::taskgroup* next = g->outer ? g->outer : (g->owner ? g->owner->group : nullptr);
+      g = next == g ? nullptr : next;
+    }
+    if (!found) fatal("in_reduction: the variable is not a reduction item of any enclosing taskgroup or region");
+  }
+}
+
+GOMP_API void GOMP_taskloop(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size, long arg_align,
+                            unsigned flags, unsigned long num_tasks, int priority, long start, long end, long step) {
+  taskloop<long>(fn, data, cpyfn, arg_size, arg_align, flags, num_tasks, priority, start, end, step);
+}
+
+GOMP_API void GOMP_taskloop_ull(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
+                                long arg_align, unsigned flags, unsigned long num_tasks, int priority,
+                                unsigned long long start, unsigned long long end, unsigned long long step) {
+  taskloop<unsigned long long>(fn, data, cpyfn, arg_size, arg_align, flags, num_tasks, priority, start, end, step);
+}
+
+GOMP_API void omp_fulfill_event(std::uintptr_t handle) {
+  event* e = decode_event(handle);
+  int expected = event_armed;
+  if (!e || !e->state.compare_exchange_strong(expected, event_fulfilled, std::memory_order_acq_rel))
+    fatal("omp_fulfill_event: the event handle is not valid or was already fulfilled");
+  weft::core::release_completion(self(), e->owner);
+}
+
+// --- cancellation ---------------------------------------------------------------------------------
+GOMP_API bool GOMP_cancellation_point(int which) {
+  if (!config().cancellation) return false;
+  member& m = current();
+  switch (which) {
+    case GOMP_CANCEL_PARALLEL: return m.crew->cancelled.load(std::memory_order_relaxed);
+    case GOMP_CANCEL_LOOP:
+    case GOMP_CANCEL_SECTIONS:
+      return m.crew->cancelled.load(std::memory_order_relaxed) || (m.ws && m.ws->cancelled.load(std::memory_order_relaxed));
+    case GOMP_CANCEL_TASKGROUP: {
+      worker& w = self();
+      return cancelled_here(w);
+    }
+    default: return false;
+  }
+}
+
+GOMP_API bool GOMP_cancel(int which, bool do_cancel) {
+  if (!config().cancellation) return false;
+  if (!do_cancel) return GOMP_cancellation_point(which);
+  member& m = current();
+  switch (which) {
+    case GOMP_CANCEL_PARALLEL: m.crew->cancelled.store(true, std::memory_order_relaxed); return true;
+    case GOMP_CANCEL_LOOP:
+    case GOMP_CANCEL_SECTIONS:
+      if (m.ws) m.ws->cancelled.store(true, std::memory_order_relaxed);
+      return true;
+    case GOMP_CANCEL_TASKGROUP: {
+      worker& w = self();
+      if (weft::core::taskgroup* g = innermost_group(w)) g->cancelled.store(true, std::memory_order_relaxed);
+      return true;
+    }
+    default: fatal("GOMP_cancel: unknown construct kind");
+  }
+}
+
+}  // extern "C"

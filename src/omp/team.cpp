@@ -1,0 +1,388 @@
+// Parallel regions on gangs of workers: fork, join, barriers, single, critical, and the start of
+// the runtime through the OpenMP door.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "core/dependency_domain.hpp"
+#include "omp/gomp_abi.h"
+#include "omp/omp_internal.hpp"
+
+namespace weft::omp {
+
+thread_local member* me = nullptr;
+
+namespace {
+
+// Per worker: its sequential context (a team of one) and the team of the level-1 regions it
+// starts, kept with its members between regions (a "hot" team).
+struct home {
+  team* solo = nullptr;
+  team* hot = nullptr;
+};
+home homes[core::max_workers];
+std::mutex start_lock;
+
+void reset_group(core::taskgroup& g, task* owner, void* reductions) {
+  g.pending.store(0, std::memory_order_relaxed);
+  g.outer = nullptr;
+  g.waiter.store(-1, std::memory_order_relaxed);
+  g.cancelled.store(false, std::memory_order_relaxed);
+  g.owner = owner;
+  g.reductions = reductions;
+}
+
+// The implicit task a member's constructs act on: its own, or the worker's root when sequential.
+task* implicit_of(worker& w, member& m) { return m.crew->size == 1 && m.level == 0 ? &w.root : &m.implicit; }
+
+void disband(team* t) {
+  if (t->bound > 1) {
+    t->disband.store(true, std::memory_order_seq_cst);
+    for (int k = 1; k < t->bound; ++k) sched::idle_park::wake(*t->crew.words[k]);
+    while (t->gone.load(std::memory_order_acquire) != t->bound - 1) sched_yield();
+  }
+  delete t;
+}
+
+void stop_door() {
+  // The runtime stops: hot teams let their members go, sequential contexts are forgotten.
+  for (home& h : homes) {
+    if (h.hot) disband(h.hot);
+    h.hot = nullptr;
+  }
+  for (home& h : homes) {
+    delete h.solo;
+    h.solo = nullptr;
+  }
+  me = nullptr;
+}
+
+icvs child_icvs(const icvs& parent) {
+  const settings& s = config();
+  icvs c = parent;
+  if (c.nthreads_pos + 1 < static_cast<int>(s.nthreads_list.size())) c.nthreads = s.nthreads_list[++c.nthreads_pos];
+  if (c.bind_pos + 1 < static_cast<int>(s.bind_list.size())) ++c.bind_pos;
+  return c;
+}
+
+void enter(worker& w, team* t, int k) {
+  member& m = *t->members[k];
+  m.saved_current = w.current;
+  m.saved_crew = w.crew;
+  m.saved_me = me;
+  core::init_implicit(&m.implicit, &m.group);
+  reset_group(m.group, &m.implicit, t->reductions);
+  m.crew = t;
+  m.outer = t->parent;
+  m.thread_num = k;
+  m.level = t->level;
+  m.active_level = t->active_level;
+  m.icv = t->child_icv;
+  m.ws = nullptr;
+  m.ticket = -1;
+  m.static_round = 0;
+  m.team_num = 0;
+  m.num_teams = 1;
+  w.current = &m.implicit;
+  w.crew = &t->crew;
+  me = &m;
+}
+
+void leave(worker& w, member& m) {
+  w.current = m.saved_current;
+  w.crew = m.saved_crew;
+  me = m.saved_me;
+}
+
+void run_member(worker& w, team* t, int k) {
+  enter(w, t, k);
+  member& m = *t->members[k];
+  if (t->combined) {
+    bool init;
+    m.ws = &enter_workshare(m, init);
+    m.static_round = 0;
+    m.ticket = -1;
+  }
+  t->fn(t->data);
+  barrier(w, m);
+  leave(w, m);
+}
+
+void member_main(core::gang_job* job, worker& w) {
+  auto* j = static_cast<member_job*>(job);
+  team* t = j->crew;
+  int k = j->index;
+  unsigned seen = 0;
+  for (;;) {
+    core::wait_until(w, [t, &seen] {
+      return t->dispatch_gen.load(std::memory_order_acquire) != seen || t->disband.load(std::memory_order_acquire);
+    });
+    unsigned g = t->dispatch_gen.load(std::memory_order_acquire);
+    if (g != seen) {
+      seen = g;
+      run_member(w, t, k);
+      continue;
+    }
+    break;
+  }
+  t->gone.fetch_add(1, std::memory_order_release);
+}
+
+int team_size_for(member& enc, unsigned requested) {
+  const settings& s = config();
+  long n = requested ? requested : enc.icv.nthreads;
+  if (enc.active_level >= enc.icv.max_active_levels) n = 1;
+  if (n > s.thread_limit) n = s.thread_limit;
+  if (n > core::max_workers) n = core::max_workers;
+  return n < 1 ? 1 : static_cast<int>(n);
+}
+
+}  // namespace
+
+team::team(int n) : size(n), members(n), jobs(n) {
+  for (auto& m : members) m = new member;
+  std::vector<int> ids(n, -1);
+  crew.members.assign(ids.begin(), ids.end());
+  crew.words.assign(n, nullptr);
+}
+
+team::~team() {
+  for (auto* m : members) delete m;
+}
+
+worker& start_or_adopt() {
+  std::lock_guard<std::mutex> lock(start_lock);
+  if (!core::instance) {
+    const settings& s = config();
+    core::door_options o;
+    o.pooled = true;
+    o.workers = s.initial.nthreads;
+    o.max_priority = s.max_task_priority;
+    if (!s.bind_list.empty() && s.bind_list[0] == 0) o.bind = 0;  // OMP_PROC_BIND=false
+    o.wait = s.wait_policy;
+    o.door = "OpenMP door";
+    if (core::start_runtime(o) != WEFT_OK) fatal("the runtime could not start (see the message above)");
+    core::stop_hook = stop_door;
+  } else {
+    core::adopt_thread();
+  }
+  return *core::current_worker;
+}
+
+member& current() {
+  if (member* m = me) return *m;
+  worker& w = self();
+  home& h = homes[w.id];
+  if (!h.solo) {
+    team* t = new team(1);
+    t->crew.assign(&w.id, 1);
+    t->level = 0;
+    t->active_level = 0;
+    t->child_icv = config().initial;
+    member& m = *t->members[0];
+    reset_group(m.group, &w.root, nullptr);
+    m.crew = t;
+    m.icv = config().initial;
+    m.thread_num = 0;
+    // Tasks of the sequential part count in the solo member's group, so that an orphaned
+    // barrier waits for them like a team barrier.
+    w.root.group = &m.group;
+    h.solo = t;
+  }
+  me = h.solo->members[0];
+  return *me;
+}
+
+void barrier(worker& w, member& m) {
+  team* t = m.crew;
+  core::finish_implicit(w, implicit_of(w, m));
+  if (t->size == 1) return;
+  unsigned gen = t->barrier_gen.load(std::memory_order_acquire);
+  if (t->arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<unsigned>(t->size)) {
+    t->arrived.store(0, std::memory_order_relaxed);
+    t->barrier_gen.store(gen + 1, std::memory_order_seq_cst);  // seq_cst: pairs with the sleepers' fence
+    for (int k = 0; k < t->size; ++k) {
+      auto& word = *t->crew.words[k];
+      if (k != m.thread_num && word.load(std::memory_order_seq_cst) == 1) sched::idle_park::wake(word);
+    }
+  } else {
+    core::run_until(w, [t, gen] { return t->barrier_gen.load(std::memory_order_acquire) != gen; });
+  }
+}
+
+team* fork(worker& w, void (*fn)(void*), void* data, unsigned requested, unsigned, bool combined) {
+  member& enc = current();
+  int n = team_size_for(enc, requested);
+  team* t;
+  home& h = homes[w.id];
+  bool hot = enc.level == 0;
+  if (hot && h.hot && h.hot->size == n) {
+    t = h.hot;
+  } else {
+    if (hot && h.hot) {
+      disband(h.hot);
+      h.hot = nullptr;
+    }
+    t = new team(n);
+    t->crew.members[0] = w.id;
+    if (n == 1) t->crew.assign(&w.id, 1);
+    t->bound = 1;
+    if (hot) h.hot = t;
+  }
+  t->parent = &enc;
+  t->level = enc.level + 1;
+  t->active_level = enc.active_level + (n > 1);
+  t->child_icv = child_icvs(enc.icv);
+  t->fn = fn;
+  t->data = data;
+  t->combined = combined;
+  t->reductions = nullptr;
+  t->cancelled.store(false, std::memory_order_relaxed);
+  enter(w, t, 0);
+  return t;
+}
+
+// Starts the members (after the master has set up a combined construct's work share).
+void launch(team* t) {
+  ++t->runs;
+  t->dispatch_gen.store(static_cast<unsigned>(t->runs), std::memory_order_seq_cst);
+  if (t->bound < t->size) {
+    // New members: recruit, then publish the gang before any of them looks for work.
+    std::vector<worker*> recruits;
+    for (int k = t->bound; k < t->size; ++k) recruits.push_back(core::recruit());
+    std::vector<int> ids(t->crew.members);
+    for (int k = t->bound; k < t->size; ++k) ids[k] = recruits[k - t->bound]->id;
+    t->crew.assign(ids.data(), t->size);
+    for (int k = t->bound; k < t->size; ++k) {
+      t->jobs[k].run = member_main;
+      t->jobs[k].crew = t;
+      t->jobs[k].index = k;
+      core::dispatch(*recruits[k - t->bound], &t->jobs[k]);
+    }
+    t->bound = t->size;
+  } else {
+    for (int k = 1; k < t->size; ++k) sched::idle_park::wake(*t->crew.words[k]);
+  }
+}
+
+void join(worker& w, team* t) {
+  member& m = *t->members[0];
+  barrier(w, m);
+  leave(w, m);
+  if (t != homes[w.id].hot) disband(t);
+}
+
+void run_parallel(void (*fn)(void*), void* data, unsigned requested, unsigned flags) {
+  worker& w = self();
+  team* t = fork(w, fn, data, requested, flags, false);
+  launch(t);
+  fn(data);
+  join(w, t);
+}
+
+[[noreturn]] void fatal(const char* what) {
+  std::fprintf(stderr, "weft (OpenMP door): %s\n", what);
+  std::abort();
+}
+
+// Parsed at load, like libgomp, so the first query already sees the environment.
+__attribute__((constructor)) void load_door() {
+  read_environment();
+  if (config().display_env) display_environment(config().display_env == 2);
+}
+
+}  // namespace weft::omp
+
+using namespace weft::omp;
+
+extern "C" {
+
+GOMP_API void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags) {
+  run_parallel(fn, data, num_threads, flags);
+}
+
+GOMP_API unsigned GOMP_parallel_reductions(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags) {
+  worker& w = self();
+  team* t = fork(w, fn, data, num_threads, flags, false);
+  auto* d = *static_cast<std::uintptr_t**>(data);
+  register_reductions(w, nullptr, d, t->size);
+  t->reductions = d;
+  t->members[0]->group.reductions = d;
+  unsigned n = static_cast<unsigned>(t->size);
+  launch(t);
+  fn(data);
+  join(w, t);
+  return n;
+}
+
+// Legacy split form (GCC before 4.9): the caller runs fn itself between start and end.
+GOMP_API void GOMP_parallel_start(void (*fn)(void*), void* data, unsigned num_threads) {
+  worker& w = self();
+  team* t = fork(w, fn, data, num_threads, 0, false);
+  launch(t);
+}
+
+GOMP_API void GOMP_parallel_end(void) {
+  member& m = current();
+  join(self(), m.crew);
+}
+
+GOMP_API void GOMP_barrier(void) {
+  member& m = current();
+  barrier(self(), m);
+}
+
+GOMP_API bool GOMP_barrier_cancel(void) {
+  member& m = current();
+  barrier(self(), m);
+  return m.crew->cancelled.load(std::memory_order_relaxed);
+}
+
+GOMP_API bool GOMP_single_start(void) {
+  member& m = current();
+  std::uint64_t s = ++m.single_seq;
+  if (m.crew->size == 1) return true;
+  std::uint64_t expected = s - 1;
+  // A member behind the others finds the construct taken (single_taken >= s) and skips it.
+  return m.crew->single_taken.compare_exchange_strong(expected, s, std::memory_order_acq_rel, std::memory_order_relaxed);
+}
+
+GOMP_API void* GOMP_single_copy_start(void) {
+  member& m = current();
+  bool init;
+  workshare& ws = enter_workshare(m, init);
+  m.ws = &ws;
+  if (init) return nullptr;  // this member runs the single region, then calls copy_end
+  barrier(self(), m);        // until the winner has published its data
+  void* data = ws.copy;
+  leave_workshare(m);
+  return data;
+}
+
+GOMP_API void GOMP_single_copy_end(void* data) {
+  member& m = current();
+  m.ws->copy = data;
+  barrier(self(), m);
+  leave_workshare(m);
+}
+
+// Unnamed critical and GOMP_atomic each use one lock for the whole process, as the spec's
+// "all unnamed critical regions" rule and libgomp do.
+namespace {
+std::atomic<int> unnamed_critical{0};
+std::atomic<int> atomic_lock{0};
+}  // namespace
+
+GOMP_API void GOMP_critical_start(void) { lock_word(unnamed_critical); }
+GOMP_API void GOMP_critical_end(void) { unlock_word(unnamed_critical); }
+
+// gcc passes the address of a zero-initialised pointer-sized common symbol per name: its first
+// four bytes are the lock word.
+GOMP_API void GOMP_critical_name_start(void** slot) { lock_word(*reinterpret_cast<std::atomic<int>*>(slot)); }
+GOMP_API void GOMP_critical_name_end(void** slot) { unlock_word(*reinterpret_cast<std::atomic<int>*>(slot)); }
+
+GOMP_API void GOMP_atomic_start(void) { lock_word(atomic_lock); }
+GOMP_API void GOMP_atomic_end(void) { unlock_word(atomic_lock); }
+
+}  // extern "C"

@@ -1,0 +1,809 @@
+// Worksharing constructs: loops (every schedule, ordered, doacross, the unsigned long long forms),
+// sections, and the combined parallel forms.
+//
+// The members of a team meet every worksharing construct in the same order, so construct q uses
+// slot q % workshare_ring of the team's ring: the first member to arrive sets it up, the last to
+// leave frees it for construct q + ring. Members run at most `ring` nowait constructs apart.
+//
+// Loops are handed out in logical iterations 0 .. total-1 (iteration i is start + i*incr). An
+// ordered loop gives each chunk a ticket in iteration order; ordered regions run in ticket order,
+// and a member passes the turn on when it moves past its chunk.
+#include <sched.h>
+
+#include <cstdarg>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/dependency_domain.hpp"
+#include "omp/gomp_abi.h"
+#include "omp/omp_internal.hpp"
+
+namespace weft::omp {
+
+namespace {
+
+void relax(int& spins) {
+  if (++spins < 64) {
+    __builtin_ia32_pause();
+  } else {
+    sched_yield();  // teams may have more members than cores
+  }
+}
+
+// Frees what the previous construct of a slot left for readers after its end.
+void recycle(workshare& ws) {
+  std::free(ws.mem);
+  ws.mem = nullptr;
+  delete[] ws.doacross;
+  ws.doacross = nullptr;
+}
+
+bool claim(member& m, workshare*& out) {
+  std::uint64_t q = m.ws_seq++;
+  workshare& ws = m.crew->ws[q % workshare_ring];
+  int spins = 0;
+  for (;;) {
+    std::uint64_t st = ws.stage.load(std::memory_order_acquire);
+    if (st == 3 * q) {
+      if (ws.stage.compare_exchange_weak(st, 3 * q + 1, std::memory_order_acquire, std::memory_order_relaxed)) {
+        recycle(ws);
+        ws.left.store(m.crew->size, std::memory_order_relaxed);
+        m.ws = &ws;
+        m.ws_index = q;
+        out = &ws;
+        return true;  // the caller sets it up, then publish()
+      }
+      continue;
+    }
+    if (st == 3 * q + 2) {
+      m.ws = &ws;
+      m.ws_index = q;
+      out = &ws;
+      return false;
+    }
+    relax(spins);
+  }
+}
+
+void publish(member& m) { m.ws->stage.store(3 * m.ws_index + 2, std::memory_order_release); }
+
+void setup(workshare& ws, const loop_spec& s) {
+  ws.kind = s.kind;
+  ws.ordered = s.ordered;
+  ws.total = s.total;
+  ws.chunk = s.chunk;
+  ws.start = s.start;
+  ws.incr = s.incr;
+  ws.ustart = s.ustart;
+  ws.uincr = s.uincr;
+  ws.next.store(0, std::memory_order_relaxed);
+  ws.ordered_turn.store(0, std::memory_order_relaxed);
+  ws.tickets = 0;
+  ws.cancelled.store(false, std::memory_order_relaxed);
+  ws.copy = nullptr;
+  ws.reductions = nullptr;
+}
+
+// Hands the ordered turn on past the chunk this member holds.
+void pass_turn(member& m) {
+  if (m.ticket < 0) return;
+  workshare& ws = *m.ws;
+  int spins = 0;
+  while (ws.ordered_turn.load(std::memory_order_acquire) != m.ticket) relax(spins);
+  ws.ordered_turn.store(m.ticket + 1, std::memory_order_release);
+  m.ticket = -1;
+}
+
+std::uint64_t guided_size(std::uint64_t remaining, std::uint64_t chunk, int n) {
+  std::uint64_t size = (remaining + 2 * static_cast<std::uint64_t>(n) - 1) / (2 * static_cast<std::uint64_t>(n));
+  if (size < chunk) size = chunk;
+  return size < remaining ? size : remaining;
+}
+
+void lock_grab(workshare& ws) {
+  int spins = 0;
+  while (ws.grab_lock.exchange(true, std::memory_order_acquire)) relax(spins);
+}
+
+std::uint64_t count_signed(long start, long end, long incr) {
+  __int128 s = start, e = end, i = incr;
+  if (i > 0) return e > s ? static_cast<std::uint64_t>((e - s + i - 1) / i) : 0;
+  return s > e ? static_cast<std::uint64_t>((s - e - i - 1) / -i) : 0;
+}
+
+std::uint64_t count_unsigned(bool up, unsigned long long start, unsigned long long end, unsigned long long incr) {
+  if (up) return end > start ? static_cast<std::uint64_t>((static_cast<unsigned __int128>(end - start) + incr - 1) / incr) : 0;
+  unsigned long long step = -incr;
+  return start > end ? static_cast<std::uint64_t>((static_cast<unsigned __int128>(start - end) + step - 1) / step) : 0;
+}
+
+loop_spec unsigned_loop(bool up, unsigned long long start, unsigned long long end, unsigned long long incr, int kind,
+                        unsigned long long chunk) {
+  loop_spec s{};
+  s.kind = kind;
+  s.total = count_unsigned(up, start, end, incr);
+  s.chunk = chunk;
+  s.ustart = start;
+  s.uincr = incr;
+  return s;
+}
+
+bool start_loop(const loop_spec& s, long* istart, long* iend) {
+  member& m = current();
+  workshare* ws;
+  if (claim(m, ws)) {
+    setup(*ws, s);
+    publish(m);
+  }
+  m.static_round = 0;
+  m.ticket = -1;
+  if (!istart) return true;
+  std::uint64_t first, last;
+  if (!next_chunk(m, first, last)) return false;
+  *istart = ws->start + static_cast<long>(first) * ws->incr;
+  *iend = ws->start + static_cast<long>(last) * ws->incr;
+  return true;
+}
+
+bool next_signed(long* istart, long* iend) {
+  member& m = current();
+  std::uint64_t first, last;
+  if (!next_chunk(m, first, last)) return false;
+  workshare& ws = *m.ws;
+  *istart = ws.start + static_cast<long>(first) * ws.incr;
+  *iend = ws.start + static_cast<long>(last) * ws.incr;
+  return true;
+}
+
+bool start_loop_ull(const loop_spec& s, unsigned long long* istart, unsigned long long* iend) {
+  member& m = current();
+  workshare* ws;
+  if (claim(m, ws)) {
+    setup(*ws, s);
+    publish(m);
+  }
+  m.static_round = 0;
+  m.ticket = -1;
+  if (!istart) return true;
+  std::uint64_t first, last;
+  if (!next_chunk(m, first, last)) return false;
+  *istart = ws->ustart + first * ws->uincr;
+  *iend = ws->ustart + last * ws->uincr;
+  return true;
+}
+
+bool next_unsigned(unsigned long long* istart, unsigned long long* iend) {
+  member& m = current();
+  std::uint64_t first, last;
+  if (!next_chunk(m, first, last)) return false;
+  workshare& ws = *m.ws;
+  *istart = ws.ustart + first * ws.uincr;
+  *iend = ws.ustart + last * ws.uincr;
+  return true;
+}
+
+// GOMP_loop_start's extras: a team-shared zeroed block (*mem bytes in, its address out) and task
+// reductions (an implicit taskgroup per member holding the team's private copies).
+void loop_extras(member& m, bool initializer, std::uintptr_t* reductions, void** mem) {
+  workshare& ws = *m.ws;
+  if (mem) {
+    if (initializer) {
+      std::size_t bytes = reinterpret_cast<std::uintptr_t>(*mem);
+      ws.mem = std::calloc(1, bytes ? bytes : 1);
+    }
+    *mem = ws.mem;
+  }
+  if (reductions) {
+    worker& w = self();
+    core::taskgroup_begin(w);
+    core::taskgroup* g = core::state_of(w, w.current).current_group;
+    if (initializer) {
+      register_reductions(w, g, reductions, m.crew->size);
+      ws.reductions = reductions;
+    } else {
+      auto* first = static_cast<std::uintptr_t*>(ws.reductions);
+      reductions[2] = first[2];
+      reductions[5] = first[5];
+      reductions[6] = first[6];
+      g->reductions = reductions;
+    }
+  }
+}
+
+// Two-phase start for the forms with extras: claim, set up, extras, publish (so the others see the
+// shared block and reductions once they see the construct).
+bool start_loop_extras(const loop_spec& s, long* istart, long* iend, std::uintptr_t* reductions, void** mem) {
+  member& m = current();
+  workshare* ws;
+  bool init = claim(m, ws);
+  if (init) setup(*ws, s);
+  if (init) {
+    if (mem) {
+      std::size_t bytes = reinterpret_cast<std::uintptr_t>(*mem);
+      ws->mem = std::calloc(1, bytes ? bytes : 1);
+    }
+    if (reductions) {
+      worker& w = self();
+      core::taskgroup_begin(w);
+      register_reductions(w, core::state_of(w, w.current).current_group, reductions, m.crew->size);
+      ws->reductions = reductions;
+    }
+    publish(m);
+    if (mem) *mem = ws->mem;
+  } else {
+    loop_extras(m, false, reductions, mem);
+  }
+  m.static_round = 0;
+  m.ticket = -1;
+  if (!istart) return true;
+  std::uint64_t first, last;
+  if (!next_chunk(m, first, last)) return false;
+  *istart = ws->start + static_cast<long>(first) * ws->incr;
+  *iend = ws->start + static_cast<long>(last) * ws->incr;
+  return true;
+}
+
+void end_loop(bool wait) {
+  member& m = current();
+  pass_turn(m);
+  leave_workshare(m);
+  if (wait) barrier(self(), m);
+}
+
+// Doacross: the work share iterates the outermost loop; doacross[i] holds 1 + the flattened index
+// of the last inner iteration posted in outer iteration i.
+void setup_doacross(workshare& ws, unsigned ncounts, const std::uint64_t* counts) {
+  ws.doacross = new std::atomic<std::uint64_t>[ws.total ? ws.total : 1];
+  for (std::uint64_t i = 0; i < ws.total; ++i) ws.doacross[i].store(0, std::memory_order_relaxed);
+  ws.doacross_counts.assign(counts, counts + ncounts);
+}
+
+template <class Int>
+bool doacross_start(unsigned ncounts, const Int* counts, int sched, Int chunk, Int* istart, Int* iend, bool* ok_out) {
+  member& m = current();
+  long c = static_cast<long>(chunk);
+  int kind = resolve_schedule(sched, c);
+  loop_spec s{};
+  s.kind = kind;
+  s.total = static_cast<std::uint64_t>(counts[0]);
+  s.chunk = static_cast<std::uint64_t>(c);
+  s.start = 0;
+  s.incr = 1;
+  s.ustart = 0;
+  s.uincr = 1;
+  workshare* ws;
+  if (claim(m, ws)) {
+    setup(*ws, s);
+    std::vector<std::uint64_t> cs(ncounts);
+    for (unsigned i = 0; i < ncounts; ++i) cs[i] = static_cast<std::uint64_t>(counts[i]);
+    setup_doacross(*ws, ncounts, cs.data());
+    publish(m);
+  }
+  m.static_round = 0;
+  m.ticket = -1;
+  *ok_out = true;
+  if (!istart) return true;
+  std::uint64_t first, last;
+  if (!next_chunk(m, first, last)) return false;
+  *istart = static_cast<Int>(first);
+  *iend = static_cast<Int>(last);
+  return true;
+}
+
+template <class Int>
+void doacross_post(const Int* v) {
+  member& m = current();
+  workshare& ws = *m.ws;
+  if (!ws.doacross) return;
+  std::uint64_t flat = 0;
+  for (std::size_t d = 1; d < ws.doacross_counts.size(); ++d) flat = flat * ws.doacross_counts[d] + static_cast<std::uint64_t>(v[d]);
+  ws.doacross[static_cast<std::uint64_t>(v[0])].store(flat + 1, std::memory_order_release);
+}
+
+template <class Int>
+void doacross_wait(const Int* v, std::size_t n) {
+  member& m = current();
+  workshare& ws = *m.ws;
+  if (!ws.doacross || n != ws.doacross_counts.size()) return;
+  // A sink vector outside the iteration space names no iteration: nothing to wait for.
+  for (std::size_t d = 0; d < n; ++d)
+    if (static_cast<std::uint64_t>(v[d]) >= ws.doacross_counts[d]) return;
+  std::uint64_t flat = 0;
+  for (std::size_t d = 1; d < n; ++d) flat = flat * ws.doacross_counts[d] + static_cast<std::uint64_t>(v[d]);
+  auto& slot = ws.doacross[static_cast<std::uint64_t>(v[0])];
+  int spins = 0;
+  while (slot.load(std::memory_order_acquire) < flat + 1) relax(spins);
+}
+
+template <class Int>
+void doacross_wait_va(Int first, va_list ap) {
+  member& m = current();
+  std::size_t n = m.ws && m.ws->doacross ? m.ws->doacross_counts.size() : 1;
+  Int v[64];
+  if (n > 64) fatal("ordered(n) doacross loop nest deeper than 64 is not supported");
+  v[0] = first;
+  for (std::size_t d = 1; d < n; ++d) v[d] = va_arg(ap, Int);
+  doacross_wait(v, n);
+}
+
+team* parallel_loop(void (*fn)(void*), void* data, unsigned n, const loop_spec& s, unsigned flags) {
+  worker& w = self();
+  team* t = fork(w, fn, data, n, flags, true);
+  member& m = *t->members[0];
+  workshare* ws;
+  claim(m, ws);  // the master sets the work share up for every member
+  setup(*ws, s);
+  publish(m);
+  m.static_round = 0;
+  m.ticket = -1;
+  // The members claim it again at region start (run_member): the master already holds its slot.
+  return t;
+}
+
+void run_parallel_loop(void (*fn)(void*), void* data, unsigned n, const loop_spec& s, unsigned flags) {
+  worker& w = self();
+  team* t = parallel_loop(fn, data, n, s, flags);
+  launch(t);
+  fn(data);
+  join(w, t);
+}
+
+loop_spec sections_spec(unsigned count) {
+  loop_spec s{};
+  s.kind = sched_dynamic;
+  s.total = count;
+  s.chunk = 1;
+  s.start = 1;
+  s.incr = 1;
+  return s;
+}
+
+}  // namespace
+
+workshare& enter_workshare(member& m, bool& initializer) {
+  workshare* ws;
+  initializer = claim(m, ws);
+  if (initializer) {
+    ws->copy = nullptr;
+    ws->cancelled.store(false, std::memory_order_relaxed);
+    publish(m);
+  }
+  return *ws;
+}
+
+void leave_workshare(member& m) {
+  workshare* ws = m.ws;
+  if (!ws) return;
+  m.ws = nullptr;
+  if (ws->left.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    ws->stage.store(3 * (m.ws_index + workshare_ring), std::memory_order_release);
+}
+
+int resolve_schedule(int sched, long& chunk) {
+  int kind = sched & 0x7fffffff;
+  if (kind == 0 || kind == sched_auto) {
+    const icvs& icv = current().icv;
+    kind = icv.run_sched & 0x7fffffff;
+    chunk = icv.run_chunk;
+  }
+  if (kind == sched_auto) {
+    kind = sched_static;
+    chunk = 0;
+  }
+  if (kind != sched_static && chunk < 1) chunk = 1;
+  if (kind == sched_static && chunk < 0) chunk = 0;
+  return kind;
+}
+
+loop_spec signed_loop(long start, long end, long incr, int kind, long chunk) {
+  loop_spec s{};
+  s.kind = kind;
+  s.total = count_signed(start, end, incr);
+  s.chunk = static_cast<std::uint64_t>(chunk);
+  s.start = start;
+  s.incr = incr;
+  return s;
+}
+
+bool next_chunk(member& m, std::uint64_t& first, std::uint64_t& last) {
+  workshare& ws = *m.ws;
+  if (ws.ordered) pass_turn(m);
+  if (ws.cancelled.load(std::memory_order_relaxed)) return false;
+  int n = m.crew->size;
+  switch (ws.kind) {
+    case sched_static:
+    default: {
+      if (ws.chunk == 0) {
+        if (m.static_round++ > 0) return false;
+        std::uint64_t q = ws.total / n, r = ws.total % n, k = m.thread_num;
+        first = k * q + (k < r ? k : r);
+        last = first + q + (k < r);
+        if (first == last) return false;
+        if (ws.ordered) m.ticket = static_cast<std::int64_t>(k);
+        return true;
+      }
+      std::uint64_t index = m.static_round++ * n + m.thread_num;
+      if (index >= (ws.total + ws.chunk - 1) / ws.chunk) return false;
+      first = index * ws.chunk;
+      last = first + ws.chunk < ws.total ? first + ws.chunk : ws.total;
+      if (ws.ordered) m.ticket = static_cast<std::int64_t>(index);
+      return true;
+    }
+    case sched_dynamic:
+    case sched_guided: {
+      if (ws.ordered) {
+        lock_grab(ws);
+        std::uint64_t cur = ws.next.load(std::memory_order_relaxed);
+        bool got = cur < ws.total;
+        if (got) {
+          std::uint64_t size = ws.kind == sched_dynamic ? (ws.chunk < ws.total - cur ? ws.chunk : ws.total - cur)
+                                                        : guided_size(ws.total - cur, ws.chunk, n);
+          first = cur;
+          last = cur + size;
+          ws.next.store(last, std::memory_order_relaxed);
+          m.ticket = ws.tickets++;
+        }
+        ws.grab_lock.store(false, std::memory_order_release);
+        return got;
+      }
+      if (ws.kind == sched_dynamic) {
+        // Relaxed: the counter only splits the space; the loop body's data is ordered by barriers.
+        if (ws.next.load(std::memory_order_relaxed) >= ws.total) return false;
+        first = ws.next.fetch_add(ws.chunk, std::memory_order_relaxed);
+        if (first >= ws.total) return false;
+        last = first + ws.chunk < ws.total ? first + ws.chunk : ws.total;
+        return true;
+      }
+      std::uint64_t cur = ws.next.load(std::memory_order_relaxed);
+      for (;;) {
+        if (cur >= ws.total) return false;
+        std::uint64_t size = guided_size(ws.total - cur, ws.chunk, n);
+        if (ws.next.compare_exchange_weak(cur, cur + size, std::memory_order_relaxed)) {
+          first = cur;
+          last = cur + size;
+          return true;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace weft::omp
+
+using namespace weft::omp;
+
+extern "C" {
+
+// --- signed loops -------------------------------------------------------------------------------
+#define WEFT_LOOP_START(name, kind_expr)                                                             \
+  GOMP_API bool name(long start, long end, long incr, long chunk, long* istart, long* iend) {        \
+    long c = chunk;                                                                                  \
+    int kind = resolve_schedule(kind_expr, c);                                                       \
+    return start_loop(signed_loop(start, end, incr, kind, c), istart, iend);                         \
+  }
+WEFT_LOOP_START(GOMP_loop_static_start, sched_static)
+WEFT_LOOP_START(GOMP_loop_dynamic_start, sched_dynamic)
+WEFT_LOOP_START(GOMP_loop_guided_start, sched_guided)
+WEFT_LOOP_START(GOMP_loop_nonmonotonic_dynamic_start, sched_dynamic)
+WEFT_LOOP_START(GOMP_loop_nonmonotonic_guided_start, sched_guided)
+#undef WEFT_LOOP_START
+
+#define WEFT_LOOP_RUNTIME_START(name)                                                          \
+  GOMP_API bool name(long start, long end, long incr, long* istart, long* iend) {              \
+    long c = 0;                                                                                \
+    int kind = resolve_schedule(0, c);                                                         \
+    return start_loop(signed_loop(start, end, incr, kind, c), istart, iend);                   \
+  }
+WEFT_LOOP_RUNTIME_START(GOMP_loop_runtime_start)
+WEFT_LOOP_RUNTIME_START(GOMP_loop_nonmonotonic_runtime_start)
+WEFT_LOOP_RUNTIME_START(GOMP_loop_maybe_nonmonotonic_runtime_start)
+#undef WEFT_LOOP_RUNTIME_START
+
+GOMP_API bool GOMP_loop_start(long start, long end, long incr, long sched, long chunk, long* istart, long* iend,
+                              std::uintptr_t* reductions, void** mem) {
+  long c = chunk;
+  int kind = resolve_schedule(static_cast<int>(sched), c);
+  return start_loop_extras(signed_loop(start, end, incr, kind, c), istart, iend, reductions, mem);
+}
+
+#define WEFT_ORDERED_START(name, kind_expr)                                                          \
+  GOMP_API bool name(long start, long end, long incr, long chunk, long* istart, long* iend) {        \
+    long c = chunk;                                                                                  \
+    int kind = resolve_schedule(kind_expr, c);                                                       \
+    loop_spec s = signed_loop(start, end, incr, kind, c);                                            \
+    s.ordered = true;                                                                                \
+    return start_loop(s, istart, iend);                                                              \
+  }
+WEFT_ORDERED_START(GOMP_loop_ordered_static_start, sched_static)
+WEFT_ORDERED_START(GOMP_loop_ordered_dynamic_start, sched_dynamic)
+WEFT_ORDERED_START(GOMP_loop_ordered_guided_start, sched_guided)
+#undef WEFT_ORDERED_START
+
+GOMP_API bool GOMP_loop_ordered_runtime_start(long start, long end, long incr, long* istart, long* iend) {
+  long c = 0;
+  int kind = resolve_schedule(0, c);
+  loop_spec s = signed_loop(start, end, incr, kind, c);
+  s.ordered = true;
+  return start_loop(s, istart, iend);
+}
+
+GOMP_API bool GOMP_loop_ordered_start(long start, long end, long incr, long sched, long chunk, long* istart,
+                                      long* iend, std::uintptr_t* reductions, void** mem) {
+  long c = chunk;
+  int kind = resolve_schedule(static_cast<int>(sched), c);
+  loop_spec s = signed_loop(start, end, incr, kind, c);
+  s.ordered = true;
+  return start_loop_extras(s, istart, iend, reductions, mem);
+}
+
+#define WEFT_LOOP_NEXT(name) \
+  GOMP_API bool name(long* istart, long* iend) { return next_signed(istart, iend); }
+WEFT_LOOP_NEXT(GOMP_loop_static_next)
+WEFT_LOOP_NEXT(GOMP_loop_dynamic_next)
+WEFT_LOOP_NEXT(GOMP_loop_guided_next)
+WEFT_LOOP_NEXT(GOMP_loop_runtime_next)
+WEFT_LOOP_NEXT(GOMP_loop_nonmonotonic_dynamic_next)
+WEFT_LOOP_NEXT(GOMP_loop_nonmonotonic_guided_next)
+WEFT_LOOP_NEXT(GOMP_loop_nonmonotonic_runtime_next)
+WEFT_LOOP_NEXT(GOMP_loop_maybe_nonmonotonic_runtime_next)
+WEFT_LOOP_NEXT(GOMP_loop_ordered_static_next)
+WEFT_LOOP_NEXT(GOMP_loop_ordered_dynamic_next)
+WEFT_LOOP_NEXT(GOMP_loop_ordered_guided_next)
+WEFT_LOOP_NEXT(GOMP_loop_ordered_runtime_next)
+#undef WEFT_LOOP_NEXT
+
+GOMP_API void GOMP_loop_end(void) { end_loop(true); }
+GOMP_API void GOMP_loop_end_nowait(void) { end_loop(false); }
+GOMP_API bool GOMP_loop_end_cancel(void) {
+  member& m = current();
+  bool cancelled = m.crew->cancelled.load(std::memory_order_relaxed);
+  end_loop(true);
+  return cancelled || m.crew->cancelled.load(std::memory_order_relaxed);
+}
+
+GOMP_API void GOMP_ordered_start(void) {
+  member& m = current();
+  if (m.ticket < 0 || !m.ws) return;  // not in an ordered loop's chunk (e.g. a team of one)
+  int spins = 0;
+  while (m.ws->ordered_turn.load(std::memory_order_acquire) != m.ticket) relax(spins);
+}
+
+GOMP_API void GOMP_ordered_end(void) {}
+
+// --- combined parallel loops ----------------------------------------------------------------------
+#define WEFT_PARALLEL_LOOP(name, kind_expr)                                                                \
+  GOMP_API void name(void (*fn)(void*), void* data, unsigned n, long start, long end, long incr, long chunk, \
+                     unsigned flags) {                                                                     \
+    long c = chunk;                                                                                        \
+    int kind = resolve_schedule(kind_expr, c);                                                             \
+    run_parallel_loop(fn, data, n, signed_loop(start, end, incr, kind, c), flags);                         \
+  }
+WEFT_PARALLEL_LOOP(GOMP_parallel_loop_static, sched_static)
+WEFT_PARALLEL_LOOP(GOMP_parallel_loop_dynamic, sched_dynamic)
+WEFT_PARALLEL_LOOP(GOMP_parallel_loop_guided, sched_guided)
+WEFT_PARALLEL_LOOP(GOMP_parallel_loop_nonmonotonic_dynamic, sched_dynamic)
+WEFT_PARALLEL_LOOP(GOMP_parallel_loop_nonmonotonic_guided, sched_guided)
+#undef WEFT_PARALLEL_LOOP
+
+#define WEFT_PARALLEL_LOOP_RUNTIME(name)                                                                \
+  GOMP_API void name(void (*fn)(void*), void* data, unsigned n, long start, long end, long incr,        \
+                     unsigned flags) {                                                                  \
+    long c = 0;                                                                                         \
+    int kind = resolve_schedule(0, c);                                                                  \
+    run_parallel_loop(fn, data, n, signed_loop(start, end, incr, kind, c), flags);                      \
+  }
+WEFT_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_runtime)
+WEFT_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_nonmonotonic_runtime)
+WEFT_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_maybe_nonmonotonic_runtime)
+#undef WEFT_PARALLEL_LOOP_RUNTIME
+
+// Legacy split forms: the caller runs fn and then GOMP_parallel_end.
+#define WEFT_PARALLEL_LOOP_START(name, kind_expr)                                                           \
+  GOMP_API void name(void (*fn)(void*), void* data, unsigned n, long start, long end, long incr, long chunk) { \
+    long c = chunk;                                                                                         \
+    int kind = resolve_schedule(kind_expr, c);                                                              \
+    launch(parallel_loop(fn, data, n, signed_loop(start, end, incr, kind, c), 0));                          \
+  }
+WEFT_PARALLEL_LOOP_START(GOMP_parallel_loop_static_start, sched_static)
+WEFT_PARALLEL_LOOP_START(GOMP_parallel_loop_dynamic_start, sched_dynamic)
+WEFT_PARALLEL_LOOP_START(GOMP_parallel_loop_guided_start, sched_guided)
+#undef WEFT_PARALLEL_LOOP_START
+
+GOMP_API void GOMP_parallel_loop_runtime_start(void (*fn)(void*), void* data, unsigned n, long start, long end,
+                                               long incr) {
+  long c = 0;
+  int kind = resolve_schedule(0, c);
+  launch(parallel_loop(fn, data, n, signed_loop(start, end, incr, kind, c), 0));
+}
+
+// --- unsigned long long loops -----------------------------------------------------------------------
+typedef unsigned long long ull;
+
+#define WEFT_ULL_START(name, kind_expr, ordered_flag)                                                         \
+  GOMP_API bool name(bool up, ull start, ull end, ull incr, ull chunk, ull* istart, ull* iend) {              \
+    long c = static_cast<long>(chunk);                                                                        \
+    int kind = resolve_schedule(kind_expr, c);                                                                \
+    loop_spec s = unsigned_loop(up, start, end, incr, kind, static_cast<ull>(c));                             \
+    s.ordered = ordered_flag;                                                                                 \
+    return start_loop_ull(s, istart, iend);                                                                   \
+  }
+WEFT_ULL_START(GOMP_loop_ull_static_start, sched_static, false)
+WEFT_ULL_START(GOMP_loop_ull_dynamic_start, sched_dynamic, false)
+WEFT_ULL_START(GOMP_loop_ull_guided_start, sched_guided, false)
+WEFT_ULL_START(GOMP_loop_ull_nonmonotonic_dynamic_start, sched_dynamic, false)
+WEFT_ULL_START(GOMP_loop_ull_nonmonotonic_guided_start, sched_guided, false)
+WEFT_ULL_START(GOMP_loop_ull_ordered_static_start, sched_static, true)
+WEFT_ULL_START(GOMP_loop_ull_ordered_dynamic_start, sched_dynamic, true)
+WEFT_ULL_START(GOMP_loop_ull_ordered_guided_start, sched_guided, true)
+#undef WEFT_ULL_START
+
+#define WEFT_ULL_RUNTIME_START(name, ordered_flag)                                               \
+  GOMP_API bool name(bool up, ull start, ull end, ull incr, ull* istart, ull* iend) {            \
+    long c = 0;                                                                                  \
+    int kind = resolve_schedule(0, c);                                                           \
+    loop_spec s = unsigned_loop(up, start, end, incr, kind, static_cast<ull>(c));                \
+    s.ordered = ordered_flag;                                                                    \
+    return start_loop_ull(s, istart, iend);                                                      \
+  }
+WEFT_ULL_RUNTIME_START(GOMP_loop_ull_runtime_start, false)
+WEFT_ULL_RUNTIME_START(GOMP_loop_ull_nonmonotonic_runtime_start, false)
+WEFT_ULL_RUNTIME_START(GOMP_loop_ull_maybe_nonmonotonic_runtime_start, false)
+WEFT_ULL_RUNTIME_START(GOMP_loop_ull_ordered_runtime_start, true)
+#undef WEFT_ULL_RUNTIME_START
+
+static bool ull_start_generic(bool up, ull start, ull end, ull incr, long sched, ull chunk, ull* istart, ull* iend,
+                              std::uintptr_t* reductions, void** mem, bool ordered) {
+  long c = static_cast<long>(chunk);
+  int kind = resolve_schedule(static_cast<int>(sched), c);
+  loop_spec s = unsigned_loop(up, start, end, incr, kind, static_cast<ull>(c));
+  s.ordered = ordered;
+  member& m = current();
+  workshare* ws;
+  bool init = claim(m, ws);
+  if (init) setup(*ws, s);
+  if (init) {
+    if (mem) {
+      std::size_t bytes = reinterpret_cast<std::uintptr_t>(*mem);
+      ws->mem = std::calloc(1, bytes ? bytes : 1);
+    }
+    if (reductions) {
+      worker& w = self();
+      weft::core::taskgroup_begin(w);
+      register_reductions(w, weft::core::state_of(w, w.current).current_group, reductions, m.crew->size);
+      ws->reductions = reductions;
+    }
+    publish(m);
+    if (mem) *mem = ws->mem;
+  } else {
+    loop_extras(m, false, reductions, mem);
+  }
+  m.static_round = 0;
+  m.ticket = -1;
+  if (!istart) return true;
+  return next_unsigned(istart, iend);
+}
+
+GOMP_API bool GOMP_loop_ull_start(bool up, ull start, ull end, ull incr, long sched, ull chunk, ull* istart, ull* iend,
+                                  std::uintptr_t* reductions, void** mem) {
+  return ull_start_generic(up, start, end, incr, sched, chunk, istart, iend, reductions, mem, false);
+}
+GOMP_API bool GOMP_loop_ull_ordered_start(bool up, ull start, ull end, ull incr, long sched, ull chunk, ull* istart,
+                                          ull* iend, std::uintptr_t* reductions, void** mem) {
+  return ull_start_generic(up, start, end, incr, sched, chunk, istart, iend, reductions, mem, true);
+}
+
+#define WEFT_ULL_NEXT(name) \
+  GOMP_API bool name(ull* istart, ull* iend) { return next_unsigned(istart, iend); }
+WEFT_ULL_NEXT(GOMP_loop_ull_static_next)
+WEFT_ULL_NEXT(GOMP_loop_ull_dynamic_next)
+WEFT_ULL_NEXT(GOMP_loop_ull_guided_next)
+WEFT_ULL_NEXT(GOMP_loop_ull_runtime_next)
+WEFT_ULL_NEXT(GOMP_loop_ull_nonmonotonic_dynamic_next)
+WEFT_ULL_NEXT(GOMP_loop_ull_nonmonotonic_guided_next)
+WEFT_ULL_NEXT(GOMP_loop_ull_nonmonotonic_runtime_next)
+WEFT_ULL_NEXT(GOMP_loop_ull_maybe_nonmonotonic_runtime_next)
+WEFT_ULL_NEXT(GOMP_loop_ull_ordered_static_next)
+WEFT_ULL_NEXT(GOMP_loop_ull_ordered_dynamic_next)
+WEFT_ULL_NEXT(GOMP_loop_ull_ordered_guided_next)
+WEFT_ULL_NEXT(GOMP_loop_ull_ordered_runtime_next)
+#undef WEFT_ULL_NEXT
+
+// --- doacross -----------------------------------------------------------------------------------------
+#define WEFT_DOACROSS_START(name, kind_expr)                                                        \
+  GOMP_API bool name(unsigned ncounts, long* counts, long chunk, long* istart, long* iend) {        \
+    bool ok;                                                                                        \
+    return doacross_start<long>(ncounts, counts, kind_expr, chunk, istart, iend, &ok);              \
+  }
+WEFT_DOACROSS_START(GOMP_loop_doacross_static_start, sched_static)
+WEFT_DOACROSS_START(GOMP_loop_doacross_dynamic_start, sched_dynamic)
+WEFT_DOACROSS_START(GOMP_loop_doacross_guided_start, sched_guided)
+#undef WEFT_DOACROSS_START
+
+GOMP_API bool GOMP_loop_doacross_runtime_start(unsigned ncounts, long* counts, long* istart, long* iend) {
+  bool ok;
+  return doacross_start<long>(ncounts, counts, 0, 0, istart, iend, &ok);
+}
+
+GOMP_API bool GOMP_loop_doacross_start(unsigned ncounts, long* counts, long sched, long chunk, long* istart,
+                                       long* iend, std::uintptr_t* reductions, void** mem) {
+  if (reductions) fatal("task reductions on a doacross loop (ordered(n) with reduction(task, ...)) are not supported");
+  bool ok;
+  bool got = doacross_start<long>(ncounts, counts, static_cast<int>(sched), chunk, istart, iend, &ok);
+  if (mem) {
+    member& m = current();
+    if (!m.ws->mem) fatal("GOMP_loop_doacross_start: team-shared block requested; not supported");
+    *mem = m.ws->mem;
+  }
+  return got;
+}
+
+#define WEFT_ULL_DOACROSS_START(name, kind_expr)                                                    \
+  GOMP_API bool name(unsigned ncounts, ull* counts, ull chunk, ull* istart, ull* iend) {            \
+    bool ok;                                                                                        \
+    return doacross_start<ull>(ncounts, counts, kind_expr, chunk, istart, iend, &ok);               \
+  }
+WEFT_ULL_DOACROSS_START(GOMP_loop_ull_doacross_static_start, sched_static)
+WEFT_ULL_DOACROSS_START(GOMP_loop_ull_doacross_dynamic_start, sched_dynamic)
+WEFT_ULL_DOACROSS_START(GOMP_loop_ull_doacross_guided_start, sched_guided)
+#undef WEFT_ULL_DOACROSS_START
+
+GOMP_API bool GOMP_loop_ull_doacross_runtime_start(unsigned ncounts, ull* counts, ull* istart, ull* iend) {
+  bool ok;
+  return doacross_start<ull>(ncounts, counts, 0, 0, istart, iend, &ok);
+}
+
+GOMP_API bool GOMP_loop_ull_doacross_start(unsigned ncounts, ull* counts, long sched, ull chunk, ull* istart,
+                                           ull* iend, std::uintptr_t* reductions, void** mem) {
+  if (reductions || mem) fatal("task reductions or a team-shared block on a doacross loop are not supported");
+  bool ok;
+  return doacross_start<ull>(ncounts, counts, static_cast<int>(sched), chunk, istart, iend, &ok);
+}
+
+GOMP_API void GOMP_doacross_post(long* counts) { doacross_post(counts); }
+GOMP_API void GOMP_doacross_ull_post(ull* counts) { doacross_post(counts); }
+
+GOMP_API void GOMP_doacross_wait(long first, ...) {
+  va_list ap;
+  va_start(ap, first);
+  doacross_wait_va<long>(first, ap);
+  va_end(ap);
+}
+
+GOMP_API void GOMP_doacross_ull_wait(ull first, ...) {
+  va_list ap;
+  va_start(ap, first);
+  doacross_wait_va<ull>(first, ap);
+  va_end(ap);
+}
+
+// --- sections (numbered 1..count; 0 = none left) -----------------------------------------------------
+GOMP_API unsigned GOMP_sections_start(unsigned count) {
+  long a, b;
+  if (!start_loop(sections_spec(count), &a, &b)) return 0;
+  return static_cast<unsigned>(a);
+}
+
+GOMP_API unsigned GOMP_sections2_start(unsigned count, std::uintptr_t* reductions, void** mem) {
+  long a, b;
+  if (!start_loop_extras(sections_spec(count), &a, &b, reductions, mem)) return 0;
+  return static_cast<unsigned>(a);
+}
+
+GOMP_API unsigned GOMP_sections_next(void) {
+  long a, b;
+  return next_signed(&a, &b) ? static_cast<unsigned>(a) : 0;
+}
+
+GOMP_API void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigned n, unsigned count, unsigned flags) {
+  run_parallel_loop(fn, data, n, sections_spec(count), flags);
+}
+
+GOMP_API void GOMP_parallel_sections_start(void (*fn)(void*), void* data, unsigned n, unsigned count) {
+  launch(parallel_loop(fn, data, n, sections_spec(count), 0));
+}
+
+GOMP_API void GOMP_sections_end(void) { end_loop(true); }
+GOMP_API void GOMP_sections_end_nowait(void) { end_loop(false); }
+GOMP_API bool GOMP_sections_end_cancel(void) { return GOMP_loop_end_cancel(); }
+
+}  // extern "C"
