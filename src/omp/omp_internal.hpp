@@ -174,7 +174,11 @@ loop_spec signed_loop(long start, long end, long incr, int kind, long chunk);
 int resolve_schedule(int sched, long& chunk);
 
 // --- tasking (tasking.cpp) ----------------------------------------------------------------------
-void register_reductions(worker& w, core::taskgroup* g, std::uintptr_t* d, int threads);
+// Allocates the private copies of descriptor d for `threads` threads and chains d into g (when
+// given); `holders` calls of the unregister entry points free them.
+void register_reductions(core::taskgroup* g, std::uintptr_t* d, int threads, int holders);
+// Task reductions and shared block of a worksharing construct (loops, sections, scope).
+workshare& claim_with_extras(member& m, const loop_spec& s, std::uintptr_t* reductions, void** mem);
 [[noreturn]] void fatal(const char* what);
 
 // --- locks (mutex.cpp) --------------------------------------------------------------------------

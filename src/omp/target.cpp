@@ -133,20 +133,14 @@ GOMP_API void GOMP_offload_unregister_ver(unsigned, const void*, int, const void
 GOMP_API void GOMP_offload_register(const void*, int, const void*) {}
 GOMP_API void GOMP_offload_unregister(const void*, int, const void*) {}
 
+// scope with task reductions: a worksharing construct with no iterations; the members meet again
+// in GOMP_workshare_task_reduction_unregister.
 GOMP_API void GOMP_scope_start(std::uintptr_t* reductions) {
   if (!reductions) return;
-  worker& w = self();
-  weft::core::taskgroup_begin(w);
-  auto* g = weft::core::state_of(w, w.current).current_group;
   member& m = current();
-  bool init;
-  workshare& ws = enter_workshare(m, init);
-  if (init) {
-    register_reductions(w, g, reductions, m.crew->size);
-    ws.reductions = reductions;
-  } else {
-    fatal("scope with task reductions in a team of more than one thread is not supported");
-  }
+  loop_spec empty{};
+  empty.kind = sched_static;
+  claim_with_extras(m, empty, reductions, nullptr);
   leave_workshare(m);
 }
 

@@ -252,7 +252,7 @@ void taskloop(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long a
   if (group) core::taskgroup_begin(w);
   if (flags & GOMP_TASK_FLAG_REDUCTION) {
     auto* d = reinterpret_cast<std::uintptr_t**>(data)[2];
-    register_reductions(w, group ? innermost_group(w) : nullptr, d, m.crew->size);
+    register_reductions(group ? innermost_group(w) : nullptr, d, m.crew->size, 1);
   }
   if (n > 0) {
     std::uint64_t tasks, base, extra = 0;
@@ -294,7 +294,7 @@ void taskloop(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long a
 
 }  // namespace
 
-void register_reductions(worker&, core::taskgroup* g, std::uintptr_t* d, int threads) {
+void register_reductions(core::taskgroup* g, std::uintptr_t* d, int threads, int holders) {
   std::size_t chunk = d[1];
   std::size_t align = d[2] > 64 ? d[2] : 64;
   std::size_t bytes = chunk * static_cast<std::size_t>(threads);
@@ -302,10 +302,7 @@ void register_reductions(worker&, core::taskgroup* g, std::uintptr_t* d, int thr
   if (!raw) fatal("task reduction: out of memory for the private copies");
   std::uintptr_t base = (reinterpret_cast<std::uintptr_t>(raw) + align - 1) & ~(align - 1);
   std::memset(reinterpret_cast<void*>(base), 0, bytes);
-  auto* b = new reduction_block{{threads}, raw};
-  // Members of a worksharing construct each hold a reference; a taskgroup or a parallel region
-  // registers once and frees once.
-  b->refs.store(1, std::memory_order_relaxed);
+  auto* b = new reduction_block{{holders}, raw};
   d[2] = base;
   d[5] = reinterpret_cast<std::uintptr_t>(b);
   d[6] = base + bytes;
@@ -359,7 +356,7 @@ GOMP_API void GOMP_taskgroup_reduction_register(std::uintptr_t* d) {
   worker& w = self();
   weft::core::taskgroup* g = innermost_group(w);
   if (!g) fatal("taskgroup task_reduction outside a taskgroup");
-  register_reductions(w, g, d, current().crew->size);
+  register_reductions(g, d, current().crew->size, 1);
 }
 
 GOMP_API void GOMP_taskgroup_reduction_unregister(std::uintptr_t* d) { release_reductions(d); }

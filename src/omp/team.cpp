@@ -95,6 +95,14 @@ void leave(worker& w, member& m) {
   me = m.saved_me;
 }
 
+// The implicit barrier at a region's end. A combined parallel loop whose body gcc split inline
+// (static schedule) never ends its work share: it ends with the region.
+void end_region(worker& w, member& m) {
+  if (m.ws) leave_workshare(m);
+  barrier(w, m);
+  leave(w, m);
+}
+
 void run_member(worker& w, team* t, int k) {
   enter(w, t, k);
   member& m = *t->members[k];
@@ -105,8 +113,7 @@ void run_member(worker& w, team* t, int k) {
     m.ticket = -1;
   }
   t->fn(t->data);
-  barrier(w, m);
-  leave(w, m);
+  end_region(w, m);
 }
 
 void member_main(core::gang_job* job, worker& w) {
@@ -141,6 +148,7 @@ int team_size_for(member& enc, unsigned requested) {
 }  // namespace
 
 team::team(int n) : size(n), members(n), jobs(n) {
+  for (int i = 0; i < workshare_ring; ++i) ws[i].stage.store(3 * static_cast<std::uint64_t>(i), std::memory_order_relaxed);
   for (auto& m : members) m = new member;
   std::vector<int> ids(n, -1);
   crew.members.assign(ids.begin(), ids.end());
@@ -267,9 +275,7 @@ void launch(team* t) {
 }
 
 void join(worker& w, team* t) {
-  member& m = *t->members[0];
-  barrier(w, m);
-  leave(w, m);
+  end_region(w, *t->members[0]);
   if (t != homes[w.id].hot) disband(t);
 }
 
@@ -306,7 +312,7 @@ GOMP_API unsigned GOMP_parallel_reductions(void (*fn)(void*), void* data, unsign
   worker& w = self();
   team* t = fork(w, fn, data, num_threads, flags, false);
   auto* d = *static_cast<std::uintptr_t**>(data);
-  register_reductions(w, nullptr, d, t->size);
+  register_reductions(nullptr, d, t->size, 1);
   t->reductions = d;
   t->members[0]->group.reductions = d;
   unsigned n = static_cast<unsigned>(t->size);

@@ -67,6 +67,34 @@ bool claim(member& m, workshare*& out) {
 
 void publish(member& m) { m.ws->stage.store(3 * m.ws_index + 2, std::memory_order_release); }
 
+core::taskgroup* open_group(worker& w) {
+  core::taskgroup_begin(w);
+  return core::state_of(w, w.current).current_group;
+}
+
+void start_extras(member& m, workshare& ws, std::uintptr_t* reductions, void** mem) {
+  if (mem) {
+    std::size_t bytes = reinterpret_cast<std::uintptr_t>(*mem);
+    ws.mem = std::calloc(1, bytes ? bytes : 1);
+  }
+  if (reductions) {
+    worker& w = self();
+    // Every member drops its reference in GOMP_workshare_task_reduction_unregister.
+    register_reductions(open_group(w), reductions, m.crew->size, m.crew->size);
+    ws.reductions = reductions;
+  }
+}
+
+void adopt_extras(member&, workshare& ws, std::uintptr_t* reductions) {
+  if (!reductions) return;
+  auto* first = static_cast<std::uintptr_t*>(ws.reductions);
+  reductions[2] = first[2];
+  reductions[5] = first[5];
+  reductions[6] = first[6];
+  reductions[4] = 0;
+  open_group(self())->reductions = reductions;
+}
+
 void setup(workshare& ws, const loop_spec& s) {
   ws.kind = s.kind;
   ws.ordered = s.ordered;
@@ -182,65 +210,17 @@ bool next_unsigned(unsigned long long* istart, unsigned long long* iend) {
   return true;
 }
 
-// GOMP_loop_start's extras: a team-shared zeroed block (*mem bytes in, its address out) and task
-// reductions (an implicit taskgroup per member holding the team's private copies).
-void loop_extras(member& m, bool initializer, std::uintptr_t* reductions, void** mem) {
-  workshare& ws = *m.ws;
-  if (mem) {
-    if (initializer) {
-      std::size_t bytes = reinterpret_cast<std::uintptr_t>(*mem);
-      ws.mem = std::calloc(1, bytes ? bytes : 1);
-    }
-    *mem = ws.mem;
-  }
-  if (reductions) {
-    worker& w = self();
-    core::taskgroup_begin(w);
-    core::taskgroup* g = core::state_of(w, w.current).current_group;
-    if (initializer) {
-      register_reductions(w, g, reductions, m.crew->size);
-      ws.reductions = reductions;
-    } else {
-      auto* first = static_cast<std::uintptr_t*>(ws.reductions);
-      reductions[2] = first[2];
-      reductions[5] = first[5];
-      reductions[6] = first[6];
-      g->reductions = reductions;
-    }
-  }
-}
-
-// Two-phase start for the forms with extras: claim, set up, extras, publish (so the others see the
-// shared block and reductions once they see the construct).
-bool start_loop_extras(const loop_spec& s, long* istart, long* iend, std::uintptr_t* reductions, void** mem) {
-  member& m = current();
-  workshare* ws;
-  bool init = claim(m, ws);
-  if (init) setup(*ws, s);
-  if (init) {
-    if (mem) {
-      std::size_t bytes = reinterpret_cast<std::uintptr_t>(*mem);
-      ws->mem = std::calloc(1, bytes ? bytes : 1);
-    }
-    if (reductions) {
-      worker& w = self();
-      core::taskgroup_begin(w);
-      register_reductions(w, core::state_of(w, w.current).current_group, reductions, m.crew->size);
-      ws->reductions = reductions;
-    }
-    publish(m);
-    if (mem) *mem = ws->mem;
-  } else {
-    loop_extras(m, false, reductions, mem);
-  }
+bool first_chunk_signed(member& m, long* istart, long* iend) {
   m.static_round = 0;
   m.ticket = -1;
   if (!istart) return true;
-  std::uint64_t first, last;
-  if (!next_chunk(m, first, last)) return false;
-  *istart = ws->start + static_cast<long>(first) * ws->incr;
-  *iend = ws->start + static_cast<long>(last) * ws->incr;
-  return true;
+  return next_signed(istart, iend);
+}
+
+bool start_loop_extras(const loop_spec& s, long* istart, long* iend, std::uintptr_t* reductions, void** mem) {
+  member& m = current();
+  claim_with_extras(m, s, reductions, mem);
+  return first_chunk_signed(m, istart, iend);
 }
 
 void end_loop(bool wait) {
@@ -359,6 +339,22 @@ loop_spec sections_spec(unsigned count) {
 }
 
 }  // namespace
+
+// Claims a construct with GOMP_loop_start's extras: a team-shared zeroed block (*mem bytes in, its
+// address out) and task reductions (each member opens an implicit taskgroup holding the team's
+// private copies). The initializer sets both up before publishing, so the others see them.
+workshare& claim_with_extras(member& m, const loop_spec& s, std::uintptr_t* reductions, void** mem) {
+  workshare* ws;
+  if (claim(m, ws)) {
+    setup(*ws, s);
+    start_extras(m, *ws, reductions, mem);
+    publish(m);
+  } else {
+    adopt_extras(m, *ws, reductions);
+  }
+  if (mem) *mem = ws->mem;
+  return *ws;
+}
 
 workshare& enter_workshare(member& m, bool& initializer) {
   workshare* ws;
@@ -658,25 +654,7 @@ static bool ull_start_generic(bool up, ull start, ull end, ull incr, long sched,
   loop_spec s = unsigned_loop(up, start, end, incr, kind, static_cast<ull>(c));
   s.ordered = ordered;
   member& m = current();
-  workshare* ws;
-  bool init = claim(m, ws);
-  if (init) setup(*ws, s);
-  if (init) {
-    if (mem) {
-      std::size_t bytes = reinterpret_cast<std::uintptr_t>(*mem);
-      ws->mem = std::calloc(1, bytes ? bytes : 1);
-    }
-    if (reductions) {
-      worker& w = self();
-      weft::core::taskgroup_begin(w);
-      register_reductions(w, weft::core::state_of(w, w.current).current_group, reductions, m.crew->size);
-      ws->reductions = reductions;
-    }
-    publish(m);
-    if (mem) *mem = ws->mem;
-  } else {
-    loop_extras(m, false, reductions, mem);
-  }
+  claim_with_extras(m, s, reductions, mem);
   m.static_round = 0;
   m.ticket = -1;
   if (!istart) return true;
