@@ -99,6 +99,20 @@ bool config::from_environment(config& c, std::string& error) {
   v = 0;
   if (!parse_int("WEFT_MAX_READY", 1, std::int64_t{1} << 36, v, error)) return false;
   c.max_ready = v;
+  if (const char* text = std::getenv("WEFT_STACKSIZE"); text && *text) {
+    char* end = nullptr;
+    errno = 0;
+    unsigned long long n = std::strtoull(text, &end, 10);
+    unsigned long long unit = 1;
+    if (end && (*end == 'k' || *end == 'K')) unit = 1024, ++end;
+    else if (end && (*end == 'm' || *end == 'M')) unit = 1024 * 1024, ++end;
+    else if (end && (*end == 'g' || *end == 'G')) unit = 1024ull * 1024 * 1024, ++end;
+    if (errno || end == text || *end || n == 0) {
+      error = std::string("WEFT_STACKSIZE='") + text + "' is not a size (bytes, or a number with K, M or G)";
+      return false;
+    }
+    c.stack_size = static_cast<std::size_t>(n * unit);
+  }
   v = 0;
   if (!parse_int("WEFT_DISPLAY_ENV", 0, 1, v, error)) return false;
   c.display_env = v != 0;
@@ -115,7 +129,8 @@ std::string config::describe() const {
      << "  WEFT_WAIT_POLICY=" << name(wait) << "\n"
      << "  WEFT_MAX_PRIORITY=" << max_priority << "\n"
      << "  WEFT_MAX_TASKS=" << max_tasks << "\n"
-     << "  WEFT_MAX_READY=" << max_ready << "\n";
+     << "  WEFT_MAX_READY=" << max_ready << "\n"
+     << "  WEFT_STACKSIZE=" << stack_size << (stack_size ? "" : " (system default)") << "\n";
   return os.str();
 }
 

@@ -54,6 +54,7 @@ struct door_options {
   int max_priority = -1;  // when WEFT_MAX_PRIORITY is unset (-1: weft's default)
   int bind = -1;          // when WEFT_BIND is unset: 0 none, 1 cores (-1: weft's default)
   int wait = -1;          // when WEFT_WAIT_POLICY is unset: 0 passive, 1 active
+  std::size_t stack_size = 0;  // worker stacks when WEFT_STACKSIZE is unset (0: the default)
   const char* door = "native door";
 };
 int start_runtime(const door_options& options);

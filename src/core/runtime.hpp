@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <thread>
+#include <pthread.h>
 #include <vector>
 
 #include "core/config.hpp"
@@ -25,10 +25,15 @@ struct worker;
 // parallel region's team a gang, so its tasks run on its threads only.
 struct gang {
   std::vector<int> members;  // worker ids
+  // Each member's ready queue in this gang: its own deque in the root gang, a deque of the team's
+  // in an OpenMP team, so a thread that is master of a nested team keeps the outer team's tasks
+  // apart from the inner team's.
+  std::vector<sched::work_deque<task*>*> queues;
   std::vector<std::atomic<std::uint32_t>*> words;  // members' sleep words, for the park
   sched::idle_park park;
 
-  void assign(const int* ids, int n);
+  // queues: one per member, or null for the workers' own deques.
+  void assign(const int* ids, int n, sched::work_deque<task*>* const* queues = nullptr);
   int size() const { return static_cast<int>(members.size()); }
 };
 
@@ -67,7 +72,8 @@ struct alignas(64) worker {
       : id(id), task_cache(tasks), successor_cache(blocks), group_cache(groups) {}
 
   const int id;
-  sched::work_deque<task*> deque;
+  sched::work_deque<task*> deque;    // its queue in the root gang (and in a gang of its own)
+  sched::work_deque<task*>* queue = &deque;  // its queue in the gang it serves now
   gang* crew = nullptr;           // the gang this worker serves now; null while pooled
   task* next = nullptr;           // depth-first: the successor this worker runs next
   task* current = nullptr;        // running task (root when none)
@@ -82,6 +88,8 @@ struct alignas(64) worker {
   int linked_count = 0;
   task* batch_parent = nullptr;    // parent of the children counted in batch_finished
   std::int64_t batch_finished = 0; // finished children not yet subtracted from its pending
+  taskgroup* batch_group = nullptr;      // taskgroup of the tasks counted in batch_group_finished
+  std::int64_t batch_group_finished = 0; // finished members not yet subtracted from its pending
 
   sched::block_cache task_cache;
   sched::block_cache successor_cache;
@@ -98,7 +106,8 @@ struct alignas(64) worker {
   std::atomic<gang_job*> job{nullptr};  // set by whoever recruits this pooled worker
   std::unique_ptr<gang> own_gang;       // an adopted thread's gang of one
   task root;                      // implicit task of this worker's thread
-  std::thread thread;             // not joinable for an adopted (foreign) thread
+  pthread_t thread{};             // started by the runtime when has_thread (not for adopted threads)
+  bool has_thread = false;
 };
 
 inline constexpr int max_workers = 1024;
@@ -120,6 +129,9 @@ struct runtime {
   std::mutex grow_lock;           // adding workers, recruiting pooled ones (not on a task path)
   std::vector<int> pool;          // ids of pooled workers without a job (under grow_lock)
   sched::idle_park pool_park;     // waits outside any gang (the pool, between regions)
+  // Pause rounds (of 16 pauses, ~tens of microseconds in all) before an idle wait yields; few once
+  // there are more workers than cores.
+  std::atomic<int> spin_rounds{2000};
   // Ready tasks of priority > 0 (or all tasks under WEFT_SCHEDULE=priority), highest level first.
   std::vector<std::unique_ptr<sched::priority_lane<task*>>> lanes;
   alignas(64) std::atomic<std::int64_t> priority_ready{0};

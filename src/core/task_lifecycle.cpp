@@ -181,8 +181,8 @@ void notify_parent(worker& w, task* parent) {
   w.batch_finished = 1;
 }
 
-void notify_group(taskgroup* g) {
-  std::int64_t left = g->pending.fetch_sub(1, std::memory_order_acq_rel) - 1;
+void notify_group_by(taskgroup* g, std::int64_t finished) {
+  std::int64_t left = g->pending.fetch_sub(finished, std::memory_order_acq_rel) - finished;
   if (left == in_taskwait) {
     // A stale read here (group already recycled) can only cause a spurious wake-up: groups come
     // from a type-stable pool.
@@ -217,7 +217,16 @@ void finish_body(worker& w, task* t) {
   // Counters first: once the group or the parent hears of t, a waiter may read them.
   worker_counters::bump(w.counters.tasks_completed);
   w.finished.store(w.finished.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  if (t->group) notify_group(t->group);
+  if (taskgroup* g = t->group) {
+    // Batched like the parent's count (see notify_parent).
+    if (g == w.batch_group) {
+      ++w.batch_group_finished;
+    } else {
+      flush_finished_children(w);
+      w.batch_group = g;
+      w.batch_group_finished = 1;
+    }
+  }
   task* parent = t->parent;
   // Own children: fold the count created into pending; the last of them (or this) finishes t.
   bool done;
@@ -277,6 +286,13 @@ void merge_accesses(pending_access* a, int& count) {
 }  // namespace
 
 void flush_finished_children(worker& w) {
+  if (w.batch_group_finished) {
+    taskgroup* g = w.batch_group;
+    std::int64_t finished = w.batch_group_finished;
+    w.batch_group = nullptr;
+    w.batch_group_finished = 0;
+    notify_group_by(g, finished);
+  }
   if (!w.batch_finished) return;
   task* parent = w.batch_parent;
   std::int64_t finished = w.batch_finished;
@@ -402,7 +418,7 @@ int submit_task(worker& w, task* t) {
     runtime& rt = *instance;
     // Ready at birth while this producer already has max_ready tasks queued: run it now rather
     // than queue it and run the newest (the same choice, without the round trip through the deque).
-    if (w.deque.owner_holds_at_least(rt.max_ready) && t->priority == 0 && !t->mutex_group && w.nesting < max_nesting &&
+    if (w.queue->owner_holds_at_least(rt.max_ready) && t->priority == 0 && !t->mutex_group && w.nesting < max_nesting &&
         rt.cfg.schedule == schedule_policy::depth) {
       worker_counters::bump(w.counters.throttle_waits);
       execute_task(w, t);
@@ -416,7 +432,8 @@ int submit_task(worker& w, task* t) {
 void execute_task(worker& w, task* t) {
   // A batch of finished siblings is reported before running a task of another parent, which may
   // take long: the parent waiting for them must not wait for it.
-  if (w.batch_finished && t->parent != w.batch_parent) flush_finished_children(w);
+  if ((w.batch_finished && t->parent != w.batch_parent) || (w.batch_group_finished && t->group != w.batch_group))
+    flush_finished_children(w);
   task* saved = w.current;
   w.current = t;
   ++w.nesting;

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -101,6 +102,7 @@ struct alignas(64) member {
   // Saved on entry, restored on exit.
   task* saved_current = nullptr;
   core::gang* saved_crew = nullptr;
+  sched::work_deque<task*>* saved_queue = nullptr;
   member* saved_me = nullptr;
   int team_num = 0, num_teams = 1;  // teams construct on the host
 };
@@ -116,6 +118,10 @@ struct alignas(64) team {
   int size;
   std::vector<member*> members;
   std::vector<member_job> jobs;
+  // The members' ready queues in this team (a member that is master of a nested team keeps this
+  // team's tasks apart from the nested team's).
+  std::vector<std::unique_ptr<sched::work_deque<task*>>> queues;
+  std::vector<sched::work_deque<task*>*> queue_of;
   core::gang crew;
   int level = 0, active_level = 0;
   member* parent = nullptr;        // the encountering thread's member
@@ -124,8 +130,13 @@ struct alignas(64) team {
   void* data = nullptr;
   bool combined = false;           // a combined parallel loop/sections: its work share is set up
   void* reductions = nullptr;      // GOMP_parallel_reductions descriptor
-  alignas(64) std::atomic<unsigned> arrived{0};
-  std::atomic<unsigned> barrier_gen{0};
+  // Barriers inside the region, and the region's end (apart, so that members leaving a cancelled
+  // region's barrier early still meet at its end).
+  struct alignas(64) sync_point {
+    std::atomic<unsigned> arrived{0};
+    std::atomic<unsigned> gen{0};
+  };
+  sync_point inner, end;
   alignas(64) std::atomic<std::uint64_t> single_taken{0};
   std::atomic<bool> cancelled{false};
   alignas(64) std::atomic<unsigned> dispatch_gen{0};
@@ -151,6 +162,8 @@ member& current();
 
 // --- team operations (team.cpp) -----------------------------------------------------------------
 void barrier(worker& w, member& m);
+bool cancellable_barrier(worker& w, member& m);  // true: the region was cancelled
+void wake_members(team* t, int except);
 // Starts a region: the encountering thread becomes member 0 of the returned team.
 team* fork(worker& w, void (*fn)(void*), void* data, unsigned requested, unsigned flags, bool combined);
 void launch(team* t);

@@ -438,7 +438,10 @@ GOMP_API bool GOMP_cancel(int which, bool do_cancel) {
   if (!do_cancel) return GOMP_cancellation_point(which);
   member& m = current();
   switch (which) {
-    case GOMP_CANCEL_PARALLEL: m.crew->cancelled.store(true, std::memory_order_relaxed); return true;
+    case GOMP_CANCEL_PARALLEL:
+      m.crew->cancelled.store(true, std::memory_order_seq_cst);  // seq_cst: wakes sleepers safely
+      wake_members(m.crew, m.thread_num);  // members waiting in a cancellable barrier leave it
+      return true;
     case GOMP_CANCEL_LOOP:
     case GOMP_CANCEL_SECTIONS:
       if (m.ws) m.ws->cancelled.store(true, std::memory_order_relaxed);

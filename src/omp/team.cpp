@@ -70,6 +70,7 @@ void enter(worker& w, team* t, int k) {
   member& m = *t->members[k];
   m.saved_current = w.current;
   m.saved_crew = w.crew;
+  m.saved_queue = w.queue;
   m.saved_me = me;
   core::init_implicit(&m.implicit, &m.group);
   reset_group(m.group, &m.implicit, t->reductions);
@@ -82,24 +83,28 @@ void enter(worker& w, team* t, int k) {
   m.ws = nullptr;
   m.ticket = -1;
   m.static_round = 0;
-  m.team_num = 0;
-  m.num_teams = 1;
+  m.team_num = t->parent->team_num;  // a parallel region inside a host teams region
+  m.num_teams = t->parent->num_teams;
   w.current = &m.implicit;
   w.crew = &t->crew;
+  w.queue = t->queue_of[k];
   me = &m;
 }
 
 void leave(worker& w, member& m) {
   w.current = m.saved_current;
   w.crew = m.saved_crew;
+  w.queue = m.saved_queue;
   me = m.saved_me;
 }
+
+bool wait_at(worker& w, member& m, team::sync_point& p, bool cancellable);
 
 // The implicit barrier at a region's end. A combined parallel loop whose body gcc split inline
 // (static schedule) never ends its work share: it ends with the region.
 void end_region(worker& w, member& m) {
   if (m.ws) leave_workshare(m);
-  barrier(w, m);
+  wait_at(w, m, m.crew->end, false);
   leave(w, m);
 }
 
@@ -147,7 +152,11 @@ int team_size_for(member& enc, unsigned requested) {
 
 }  // namespace
 
-team::team(int n) : size(n), members(n), jobs(n) {
+team::team(int n) : size(n), members(n), jobs(n), queues(n), queue_of(n) {
+  for (int k = 0; k < n; ++k) {
+    queues[k] = std::make_unique<sched::work_deque<task*>>(256);
+    queue_of[k] = queues[k].get();
+  }
   for (int i = 0; i < workshare_ring; ++i) ws[i].stage.store(3 * static_cast<std::uint64_t>(i), std::memory_order_relaxed);
   for (auto& m : members) m = new member;
   std::vector<int> ids(n, -1);
@@ -169,6 +178,7 @@ worker& start_or_adopt() {
     o.max_priority = s.max_task_priority;
     if (!s.bind_list.empty() && s.bind_list[0] == 0) o.bind = 0;  // OMP_PROC_BIND=false
     o.wait = s.wait_policy;
+    o.stack_size = s.stacksize;
     o.door = "OpenMP door";
     if (core::start_runtime(o) != WEFT_OK) fatal("the runtime could not start (see the message above)");
     core::stop_hook = stop_door;
@@ -202,21 +212,52 @@ member& current() {
   return *me;
 }
 
-void barrier(worker& w, member& m) {
+namespace {
+bool wait_at(worker& w, member& m, team::sync_point& p, bool cancellable) {
   team* t = m.crew;
   core::finish_implicit(w, implicit_of(w, m));
-  if (t->size == 1) return;
-  unsigned gen = t->barrier_gen.load(std::memory_order_acquire);
-  if (t->arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<unsigned>(t->size)) {
-    t->arrived.store(0, std::memory_order_relaxed);
-    t->barrier_gen.store(gen + 1, std::memory_order_seq_cst);  // seq_cst: pairs with the sleepers' fence
-    for (int k = 0; k < t->size; ++k) {
-      auto& word = *t->crew.words[k];
-      if (k != m.thread_num && word.load(std::memory_order_seq_cst) == 1) sched::idle_park::wake(word);
-    }
-  } else {
-    core::run_until(w, [t, gen] { return t->barrier_gen.load(std::memory_order_acquire) != gen; });
+  if (t->size == 1) return cancellable && t->cancelled.load(std::memory_order_relaxed);
+  auto cancelled = [t, cancellable] { return cancellable && t->cancelled.load(std::memory_order_acquire); };
+  if (cancelled()) return true;
+  unsigned gen = p.gen.load(std::memory_order_acquire);
+  if (p.arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<unsigned>(t->size)) {
+    p.arrived.store(0, std::memory_order_relaxed);
+    p.gen.store(gen + 1, std::memory_order_seq_cst);  // seq_cst: pairs with the sleepers' fence
+    wake_members(t, m.thread_num);
+    return false;
   }
+  core::run_until(w, [&p, gen, &cancelled] { return p.gen.load(std::memory_order_acquire) != gen || cancelled(); });
+  // Left by a cancellation, this member's arrival stays counted: the region ends at the other
+  // sync point, and the next region starts this one afresh.
+  return p.gen.load(std::memory_order_acquire) == gen;
+}
+}  // namespace
+
+void wake_members(team* t, int except) {
+  for (int k = 0; k < t->size; ++k) {
+    auto& word = *t->crew.words[k];
+    if (k != except && word.load(std::memory_order_seq_cst) == 1) sched::idle_park::wake(word);
+  }
+}
+
+void barrier(worker& w, member& m) { wait_at(w, m, m.crew->inner, false); }
+
+bool cancellable_barrier(worker& w, member& m) { return wait_at(w, m, m.crew->inner, true); }
+
+// After a cancelled region its members may have met different numbers of constructs (and
+// barriers); with every member idle, the team starts again from a common count.
+void realign(team* t) {
+  std::uint64_t seq = 0;
+  for (member* m : t->members) seq = m->ws_seq > seq ? m->ws_seq : seq;
+  for (member* m : t->members) {
+    m->ws_seq = seq;
+    m->single_seq = t->single_taken.load(std::memory_order_relaxed);
+  }
+  for (std::uint64_t q = seq; q < seq + workshare_ring; ++q) {
+    workshare& ws = t->ws[q % workshare_ring];
+    ws.stage.store(3 * q, std::memory_order_relaxed);
+  }
+  t->inner.arrived.store(0, std::memory_order_relaxed);
 }
 
 team* fork(worker& w, void (*fn)(void*), void* data, unsigned requested, unsigned, bool combined) {
@@ -234,7 +275,7 @@ team* fork(worker& w, void (*fn)(void*), void* data, unsigned requested, unsigne
     }
     t = new team(n);
     t->crew.members[0] = w.id;
-    if (n == 1) t->crew.assign(&w.id, 1);
+    if (n == 1) t->crew.assign(&w.id, 1, t->queue_of.data());
     t->bound = 1;
     if (hot) h.hot = t;
   }
@@ -246,6 +287,7 @@ team* fork(worker& w, void (*fn)(void*), void* data, unsigned requested, unsigne
   t->data = data;
   t->combined = combined;
   t->reductions = nullptr;
+  if (t->cancelled.load(std::memory_order_relaxed)) realign(t);
   t->cancelled.store(false, std::memory_order_relaxed);
   enter(w, t, 0);
   return t;
@@ -261,7 +303,7 @@ void launch(team* t) {
     for (int k = t->bound; k < t->size; ++k) recruits.push_back(core::recruit());
     std::vector<int> ids(t->crew.members);
     for (int k = t->bound; k < t->size; ++k) ids[k] = recruits[k - t->bound]->id;
-    t->crew.assign(ids.data(), t->size);
+    t->crew.assign(ids.data(), t->size, t->queue_of.data());
     for (int k = t->bound; k < t->size; ++k) {
       t->jobs[k].run = member_main;
       t->jobs[k].crew = t;
@@ -339,11 +381,7 @@ GOMP_API void GOMP_barrier(void) {
   barrier(self(), m);
 }
 
-GOMP_API bool GOMP_barrier_cancel(void) {
-  member& m = current();
-  barrier(self(), m);
-  return m.crew->cancelled.load(std::memory_order_relaxed);
-}
+GOMP_API bool GOMP_barrier_cancel(void) { return cancellable_barrier(self(), current()); }
 
 GOMP_API bool GOMP_single_start(void) {
   member& m = current();

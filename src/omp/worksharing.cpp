@@ -230,6 +230,13 @@ void end_loop(bool wait) {
   if (wait) barrier(self(), m);
 }
 
+bool end_loop_cancel() {
+  member& m = current();
+  pass_turn(m);
+  leave_workshare(m);
+  return cancellable_barrier(self(), m);
+}
+
 // Doacross: the work share iterates the outermost loop; doacross[i] holds 1 + the flattened index
 // of the last inner iteration posted in outer iteration i.
 void setup_doacross(workshare& ws, unsigned ncounts, const std::uint64_t* counts) {
@@ -550,12 +557,7 @@ WEFT_LOOP_NEXT(GOMP_loop_ordered_runtime_next)
 
 GOMP_API void GOMP_loop_end(void) { end_loop(true); }
 GOMP_API void GOMP_loop_end_nowait(void) { end_loop(false); }
-GOMP_API bool GOMP_loop_end_cancel(void) {
-  member& m = current();
-  bool cancelled = m.crew->cancelled.load(std::memory_order_relaxed);
-  end_loop(true);
-  return cancelled || m.crew->cancelled.load(std::memory_order_relaxed);
-}
+GOMP_API bool GOMP_loop_end_cancel(void) { return end_loop_cancel(); }
 
 GOMP_API void GOMP_ordered_start(void) {
   member& m = current();
@@ -782,6 +784,6 @@ GOMP_API void GOMP_parallel_sections_start(void (*fn)(void*), void* data, unsign
 
 GOMP_API void GOMP_sections_end(void) { end_loop(true); }
 GOMP_API void GOMP_sections_end_nowait(void) { end_loop(false); }
-GOMP_API bool GOMP_sections_end_cancel(void) { return GOMP_loop_end_cancel(); }
+GOMP_API bool GOMP_sections_end_cancel(void) { return end_loop_cancel(); }
 
 }  // extern "C"

@@ -32,9 +32,10 @@ template <class Ready>
 void wait_until(worker& w, Ready&& ready) {
   for (int spins = 0;; ++spins) {
     if (ready()) return;
-    if (spins < 2000) {
+    int spin_rounds = instance->spin_rounds.load(std::memory_order_relaxed);
+    if (spins < spin_rounds) {
       for (int i = 0; i < 16; ++i) __builtin_ia32_pause();
-    } else if (spins < 2050 || instance->cfg.wait == wait_policy::active) {
+    } else if (spins < spin_rounds + 50 || instance->cfg.wait == wait_policy::active) {
       sched_yield();
     } else {
       instance->pool_park.sleep(w.sleep_word, ready, 0);

@@ -1,5 +1,6 @@
 // Workers, ready queues, stealing, idling, throttling, and the runtime's start and stop.
 #include <hwloc.h>
+#include <pthread.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -48,10 +49,9 @@ task* pop_priority(runtime& rt) {
 }
 
 // victim: an index into the worker's gang.
-task* try_steal_from(runtime& rt, worker& w, int victim) {
-  int id = w.crew->members[victim];
-  if (id == w.id) return nullptr;
-  task* t = rt.workers[id]->deque.steal();
+task* try_steal_from(worker& w, int victim) {
+  if (w.crew->members[victim] == w.id) return nullptr;
+  task* t = w.crew->queues[victim]->steal();
   if (t) worker_counters::bump(w.counters.steals);
   return t;
 }
@@ -81,7 +81,7 @@ task* steal(runtime& rt, worker& w) {
       victim = from_history ? w.history[w.history_index] : static_cast<int>(next_random(w) % n);
       break;
   }
-  task* t = try_steal_from(rt, w, victim);
+  task* t = try_steal_from(w, victim);
   if (rt.cfg.steal == steal_policy::history) {
     w.history[0] = t ? victim : -1;
   } else if (rt.cfg.steal == steal_policy::hybrid) {
@@ -98,7 +98,7 @@ task* steal(runtime& rt, worker& w) {
   for (int i = 0; i < n; ++i) {
     int v = (start + i) % n;
     if (v == victim) continue;
-    if ((t = try_steal_from(rt, w, v))) {
+    if ((t = try_steal_from(w, v))) {
       if (rt.cfg.steal == steal_policy::history) w.history[0] = v;
       if (rt.cfg.steal == steal_policy::hybrid) w.history[w.history_index] = v;
       return t;
@@ -109,8 +109,8 @@ task* steal(runtime& rt, worker& w) {
 
 bool work_visible(runtime& rt, const gang& g) {
   if (rt.priority_ready.load(std::memory_order_relaxed) > 0) return true;
-  for (int id : g.members)
-    if (!rt.workers[id]->deque.empty()) return true;
+  for (auto* q : g.queues)
+    if (!q->empty()) return true;
   return false;
 }
 
@@ -222,7 +222,7 @@ void make_ready(worker& w, task* t, bool may_run_next) {
     w.next = t;  // depth first: this worker runs it right after the current task
     return;
   }
-  w.deque.push(t);
+  w.queue->push(t);
   w.crew->park.notify_work();
 }
 
@@ -235,7 +235,7 @@ task* find_work(worker& w) {
     w.next = nullptr;
     return t;
   }
-  task* t = rt.cfg.schedule == schedule_policy::fifo ? w.deque.steal() : w.deque.pop();
+  task* t = rt.cfg.schedule == schedule_policy::fifo ? w.queue->steal() : w.queue->pop();
   if (t) return t;
   return steal(rt, w);
 }
@@ -251,12 +251,12 @@ task* find_child_work(worker& w) {
   if (rt.priority_ready.load(std::memory_order_relaxed) > 0) {
     if (task* t = pop_priority(rt)) {
       if (t->parent == parent) return t;
-      if (!push_priority(rt, t)) w.deque.push(t);
+      if (!push_priority(rt, t)) w.queue->push(t);
     }
   }
-  if (task* t = w.deque.pop()) {
+  if (task* t = w.queue->pop()) {
     if (t->parent == parent) return t;
-    w.deque.push(t);
+    w.queue->push(t);
   }
   return nullptr;
 }
@@ -264,7 +264,7 @@ task* find_child_work(worker& w) {
 void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins) {
   runtime& rt = *instance;
   flush_finished_children(w);  // nothing to run: report finished children before waiting
-  constexpr int spin_rounds = 2000;   // ~tens of microseconds of pause before yielding
+  const int spin_rounds = rt.spin_rounds.load(std::memory_order_relaxed);
   constexpr int yield_rounds = 50;
   if (ready(arg)) return;
   ++spins;
@@ -304,13 +304,41 @@ std::int64_t live_tasks() {
   return created - done;
 }
 
-void gang::assign(const int* ids, int n) {
+void gang::assign(const int* ids, int n, sched::work_deque<task*>* const* qs) {
   members.assign(ids, ids + n);
   words.resize(n);
-  for (int i = 0; i < n; ++i) words[i] = &instance->workers[ids[i]]->sleep_word;
+  queues.resize(n);
+  for (int i = 0; i < n; ++i) {
+    words[i] = &instance->workers[ids[i]]->sleep_word;
+    queues[i] = qs ? qs[i] : &instance->workers[ids[i]]->deque;
+  }
   park.set_words(words.data(), n);
 }
 
+
+// Worker threads are pthreads so that their stack size follows WEFT_STACKSIZE / OMP_STACKSIZE.
+void start_thread_of(worker& w) {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  if (std::size_t size = instance->cfg.stack_size) {
+    if (pthread_attr_setstacksize(&attr, size) != 0) {
+      std::fprintf(stderr, "weft: stack size %zu bytes refused by pthread_attr_setstacksize; using the default\n", size);
+    }
+  }
+  auto* start = new std::pair<worker*, hwloc_const_cpuset_t>(&w, core_for(w.id));
+  auto body = [](void* arg) -> void* {
+    auto* p = static_cast<std::pair<worker*, hwloc_const_cpuset_t>*>(arg);
+    worker_main(instance, p->first, bind_topology(), p->second);
+    delete p;
+    return nullptr;
+  };
+  if (pthread_create(&w.thread, &attr, body, start) != 0) {
+    std::fprintf(stderr, "weft: cannot start worker thread %d (pthread_create failed)\n", w.id);
+    std::abort();
+  }
+  w.has_thread = true;
+  pthread_attr_destroy(&attr);
+}
 
 worker* add_worker(bool start_thread) {
   runtime& rt = *instance;
@@ -332,7 +360,9 @@ worker* add_worker(bool start_thread) {
   worker* raw = w.get();
   rt.workers[i] = std::move(w);
   rt.worker_count.store(i + 1, std::memory_order_release);  // publishes the slot
-  if (start_thread) raw->thread = std::thread(worker_main, &rt, raw, bind_topology(), core_for(i));
+  // More threads than cores: a spinning waiter takes the core from the thread it waits for.
+  if (i + 1 > static_cast<int>(bind_state->core_sets.size())) rt.spin_rounds.store(20, std::memory_order_relaxed);
+  if (start_thread) start_thread_of(*raw);
   return raw;
 }
 
@@ -374,8 +404,8 @@ worker* adopt_thread() {
 void throttle(worker& w) {
   runtime& rt = *instance;
   if (w.nesting >= max_nesting) return;
-  if (w.deque.owner_holds_at_least(rt.max_ready + 1)) {
-    if (task* t = w.deque.pop()) {
+  if (w.queue->owner_holds_at_least(rt.max_ready + 1)) {
+    if (task* t = w.queue->pop()) {
       worker_counters::bump(w.counters.throttle_waits);
       execute_task(w, t);
     }
@@ -428,6 +458,7 @@ int start_runtime(const door_options& options) {
   if (cfg.num_workers == 0) cfg.num_workers = options.workers > 0 ? options.workers : cores;
   if (options.max_priority >= 0 && !std::getenv("WEFT_MAX_PRIORITY")) cfg.max_priority = std::min(options.max_priority, 63);
   if (options.bind >= 0 && !std::getenv("WEFT_BIND")) cfg.bind_cores = options.bind != 0;
+  if (options.stack_size && !std::getenv("WEFT_STACKSIZE")) cfg.stack_size = options.stack_size;
   if (options.wait >= 0 && !std::getenv("WEFT_WAIT_POLICY")) cfg.wait = options.wait ? wait_policy::active : wait_policy::passive;
   if (cfg.num_workers > max_workers) cfg.num_workers = max_workers;
   // 8192 live tasks per worker (16384 at least): a window that stays in the caches (1.5 MB of
@@ -463,7 +494,7 @@ int start_runtime(const door_options& options) {
   current_worker = rt->workers[0].get();
   if (cfg.bind_cores) hwloc_set_cpubind(b->topology, b->core_sets[0], HWLOC_CPUBIND_THREAD);
   for (int i = 1; i < cfg.num_workers; ++i)
-    rt->workers[i]->thread = std::thread(worker_main, rt, rt->workers[i].get(), b->topology, core_for(i));
+    start_thread_of(*rt->workers[i]);
   if (!atexit_registered) {
     atexit_registered = true;
     std::atexit(at_exit);
@@ -503,7 +534,7 @@ int weft_finalize(void) {
   int n = rt->worker_count.load(std::memory_order_acquire);
   for (int i = 0; i < n; ++i) weft::sched::idle_park::wake(rt->workers[i]->sleep_word);
   for (int i = 0; i < n; ++i)
-    if (rt->workers[i]->thread.joinable()) rt->workers[i]->thread.join();
+    if (rt->workers[i]->has_thread) pthread_join(rt->workers[i]->thread, nullptr);
   for (int i = 0; i < n; ++i) {
     worker& v = *rt->workers[i];
     if (parent_state* ps = v.root.state.load(std::memory_order_relaxed)) delete ps;
