@@ -1,0 +1,119 @@
+/* cancel taskgroup and cancellation point taskgroup, run with OMP_CANCELLATION=true and =false.
+ * With cancellation on: code after an activated cancel does not run, tasks of the cancelled
+ * taskgroup that start afterwards stop at their first cancellation point (or are discarded), tasks
+ * outside the taskgroup and of an enclosing taskgroup are unaffected, cancellation inside a
+ * taskloop (its implicit taskgroup). With it off: everything runs. */
+#include "omp_test.h"
+
+int main(void) {
+  int on = omp_get_cancellation();
+  if (omp_test_env_is("OMP_CANCELLATION", "true")) CHECK(on == 1, "OMP_CANCELLATION=true but omp_get_cancellation()=%d", on);
+  if (!omp_test_env_is("OMP_CANCELLATION", "true")) CHECK(on == 0, "cancellation disabled but omp_get_cancellation()=%d", on);
+
+  PHASE("tasks created after the cancel");
+  for (int rep = 0; rep < 10; rep++) {
+    int canceller_after = 0, late_done = 0, outside_done = 0, outer_done = 0;
+    #pragma omp parallel
+    #pragma omp single
+    {
+      #pragma omp task shared(outside_done)
+      outside_done = 1;
+      #pragma omp taskgroup
+      {
+        #pragma omp taskgroup
+        {
+          #pragma omp task shared(canceller_after)
+          {
+            #pragma omp cancel taskgroup
+            canceller_after = 1;
+          }
+          #pragma omp taskwait
+          for (int i = 0; i < 20; i++) {
+            #pragma omp task shared(late_done)
+            {
+              #pragma omp cancellation point taskgroup
+              #pragma omp atomic
+              late_done++;
+            }
+          }
+        }
+        /* the enclosing taskgroup is not cancelled */
+        for (int i = 0; i < 5; i++) {
+          #pragma omp task shared(outer_done)
+          {
+            #pragma omp cancellation point taskgroup
+            #pragma omp atomic
+            outer_done++;
+          }
+        }
+      }
+      #pragma omp taskwait
+    }
+    CHECK(outside_done == 1, "task outside the taskgroup did not run");
+    CHECK(outer_done == 5, "tasks of the enclosing taskgroup: %d of 5 ran", outer_done);
+    if (on) {
+      CHECK(canceller_after == 0, "code after an activated cancel taskgroup ran");
+      CHECK(late_done == 0, "%d tasks passed a cancellation point of a cancelled taskgroup", late_done);
+    } else {
+      CHECK(canceller_after == 1 && late_done == 20, "no cancellation: %d %d", canceller_after, late_done);
+    }
+  }
+
+  PHASE("cancel among running siblings");
+  for (int rep = 0; rep < 10; rep++) {
+    int done[100];
+    memset(done, 0, sizeof done);
+    int started = 0;
+    #pragma omp parallel
+    #pragma omp single
+    {
+      #pragma omp taskgroup
+      {
+        for (int i = 0; i < 100; i++) {
+          #pragma omp task firstprivate(i) shared(done, started)
+          {
+            #pragma omp atomic
+            started++;
+            omp_test_spin(200);
+            if (i == 30) {
+              #pragma omp cancel taskgroup
+            }
+            #pragma omp cancellation point taskgroup
+            done[i] = 1;
+          }
+        }
+      }
+    }
+    int total = 0;
+    for (int i = 0; i < 100; i++) total += done[i];
+    if (on) {
+      CHECK(done[30] == 0, "the cancelling task went on after cancel");
+      CHECK(total <= started, "done %d > started %d", total, started);
+    } else {
+      CHECK(total == 100, "no cancellation: %d of 100 done", total);
+    }
+  }
+
+  PHASE("cancel taskgroup inside taskloop");
+  for (int rep = 0; rep < 10; rep++) {
+    int done[200];
+    memset(done, 0, sizeof done);
+    #pragma omp parallel
+    #pragma omp single
+    {
+      #pragma omp taskloop grainsize(1) shared(done)
+      for (int i = 0; i < 200; i++) {
+        if (i == 10) {
+          #pragma omp cancel taskgroup
+        }
+        #pragma omp cancellation point taskgroup
+        done[i] = 1;
+      }
+    }
+    int total = 0;
+    for (int i = 0; i < 200; i++) total += done[i];
+    if (on) CHECK(done[10] == 0, "taskloop iteration went on after cancel");
+    else CHECK(total == 200, "no cancellation: %d of 200 done", total);
+  }
+  PASS();
+}
