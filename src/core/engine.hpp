@@ -72,8 +72,11 @@ void wait_until(worker& w, Ready&& ready);
 // --- implicit tasks (OpenMP team members) -----------------------------------------------------
 // An implicit task is a root-like descriptor owned by its team: never queued, never freed. Its
 // children count in `group` (taskgroup) so that a team barrier can wait for every descendant.
+// The descriptor must be zeroed before its first use; its parent state is kept from use to use
+// (the owner deletes it with the descriptor).
 void init_implicit(task* t, taskgroup* group);
-// Waits for t's children and descendants and forgets its dependence records; t is reusable.
+// Waits for t's children and descendants (those in taskgroups t has open too) and forgets its
+// dependence records; t is reusable.
 void finish_implicit(worker& w, task* t);
 // Waits (running tasks) until every task counted in g has finished.
 void wait_group(worker& w, taskgroup* g);

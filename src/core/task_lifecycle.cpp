@@ -456,7 +456,9 @@ void release_completion(worker& w, task* t) {
 }
 
 void init_implicit(task* t, taskgroup* group) {
+  parent_state* kept = t->state.load(std::memory_order_relaxed);  // reused region after region
   std::memset(static_cast<void*>(t), 0, sizeof *t);
+  t->state.store(kept, std::memory_order_relaxed);
   t->flags = flag_root | flag_submitted;
   t->refs.store(1, std::memory_order_relaxed);
   t->waiter.store(-1, std::memory_order_relaxed);
@@ -467,7 +469,9 @@ void init_implicit(task* t, taskgroup* group) {
 void finish_implicit(worker& w, task* t) {
   taskwait(w);  // w.current == t: its children have all reported
   if (parent_state* ps = t->state.load(std::memory_order_relaxed)) {
-    while (ps->current_group) taskgroup_end(w);
+    // Taskgroups still open (an OpenMP worksharing construct's implicit one spans a barrier)
+    // count their tasks apart from t's group: wait for them too, leaving them open.
+    for (taskgroup* g = ps->current_group; g; g = g->outer) wait_group(w, g);
     ps->domain.clear(w);
     discard_errors(ps, true);
   }

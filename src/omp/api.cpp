@@ -60,8 +60,8 @@ namespace {
 // omp_nest_lock_t is 16 bytes in gcc's omp.h: the lock word, the nesting count and the owning task.
 struct nest_lock {
   std::atomic<int> word;
-  int count;
-  void* owner;
+  int count;                 // touched by the owner only
+  std::atomic<void*> owner;  // read by every task that tries the lock
 };
 static_assert(sizeof(nest_lock) == 16);
 
@@ -153,7 +153,7 @@ GOMP_API void omp_set_nested(int on) { current().icv.max_active_levels = on ? 25
 GOMP_API int omp_get_nested(void) {
   return (me ? me->icv.max_active_levels : config().initial.max_active_levels) > 1;
 }
-GOMP_API int omp_get_thread_limit(void) { return config().thread_limit; }
+GOMP_API int omp_get_thread_limit(void) { return me ? me->icv.thread_limit : config().initial.thread_limit; }
 GOMP_API void omp_set_max_active_levels(int n) {
   if (n >= 0) current().icv.max_active_levels = n > 255 ? 255 : n;
 }
@@ -278,33 +278,34 @@ GOMP_API void omp_init_nest_lock(void* lock) {
   auto* l = static_cast<nest_lock*>(lock);
   l->word.store(0, std::memory_order_relaxed);
   l->count = 0;
-  l->owner = nullptr;
+  l->owner.store(nullptr, std::memory_order_relaxed);
 }
 GOMP_API void omp_destroy_nest_lock(void*) {}
 GOMP_API void omp_set_nest_lock(void* lock) {
   auto* l = static_cast<nest_lock*>(lock);
   void* me_task = owner_task();
-  if (l->owner == me_task) {
+  // Relaxed: only this task stores its own address there, so reading it back needs no order.
+  if (l->owner.load(std::memory_order_relaxed) == me_task) {
     ++l->count;
     return;
   }
   lock_word(l->word);
-  l->owner = me_task;
+  l->owner.store(me_task, std::memory_order_relaxed);
   l->count = 1;
 }
 GOMP_API void omp_unset_nest_lock(void* lock) {
   auto* l = static_cast<nest_lock*>(lock);
   if (--l->count == 0) {
-    l->owner = nullptr;
+    l->owner.store(nullptr, std::memory_order_relaxed);
     unlock_word(l->word);
   }
 }
 GOMP_API int omp_test_nest_lock(void* lock) {
   auto* l = static_cast<nest_lock*>(lock);
   void* me_task = owner_task();
-  if (l->owner == me_task) return ++l->count;
+  if (l->owner.load(std::memory_order_relaxed) == me_task) return ++l->count;
   if (!try_lock_word(l->word)) return 0;
-  l->owner = me_task;
+  l->owner.store(me_task, std::memory_order_relaxed);
   l->count = 1;
   return 1;
 }

@@ -336,6 +336,7 @@ void read_environment() {
   s.initial.run_sched = sched_dynamic;
   s.initial.run_chunk = 1;
   s.initial.default_device = 0;
+  s.initial.thread_limit = 1 << 30;
   parse_num_threads(s);
   parse_schedule(s);
   parse_proc_bind(s);
@@ -354,7 +355,7 @@ void read_environment() {
   }
   // A list of team sizes or bindings asks for nesting (OpenMP 5.0 semantics).
   if (!levels_set && (s.nthreads_list.size() > 1 || s.bind_list.size() > 1)) s.initial.max_active_levels = 255;
-  if (parse_int_var("OMP_THREAD_LIMIT", v, 1, 1 << 30)) s.thread_limit = v;
+  if (parse_int_var("OMP_THREAD_LIMIT", v, 1, 1 << 30)) s.initial.thread_limit = v;
   if (parse_int_var("OMP_MAX_TASK_PRIORITY", v, 0, 1 << 30)) s.max_task_priority = v;
   if (parse_bool_var("OMP_CANCELLATION", b)) s.cancellation = b;
   if (parse_int_var("OMP_DEFAULT_DEVICE", v, 0, 1 << 30)) s.initial.default_device = v;
@@ -399,7 +400,7 @@ void display_environment(bool verbose) {
   out += "'\n  OMP_PLACES = '" + (s.places_text.empty() ? std::string() : s.places_text) + "'\n";
   out += "  OMP_STACKSIZE = '" + std::to_string(s.stacksize) + "'\n";
   out += std::string("  OMP_WAIT_POLICY = '") + (s.wait_policy == 1 ? "ACTIVE" : "PASSIVE") + "'\n";
-  out += "  OMP_THREAD_LIMIT = '" + std::to_string(s.thread_limit) + "'\n";
+  out += "  OMP_THREAD_LIMIT = '" + std::to_string(s.initial.thread_limit) + "'\n";
   out += "  OMP_MAX_ACTIVE_LEVELS = '" + std::to_string(s.initial.max_active_levels) + "'\n";
   out += std::string("  OMP_CANCELLATION = '") + (s.cancellation ? "TRUE" : "FALSE") + "'\n";
   out += "  OMP_DEFAULT_DEVICE = '" + std::to_string(s.initial.default_device) + "'\n";

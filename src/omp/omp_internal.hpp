@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdlib>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -35,13 +36,13 @@ struct icvs {
   int run_sched;           // run-sched-var kind (with the monotonic bit)
   int run_chunk;
   int default_device;
+  int thread_limit;        // thread-limit-var (OMP_THREAD_LIMIT; teams and target narrow it)
 };
 
 struct settings {
   icvs initial;
   std::vector<int> nthreads_list;  // OMP_NUM_THREADS
   std::vector<int> bind_list;      // OMP_PROC_BIND, as omp_proc_bind_t values
-  int thread_limit = 1 << 30;
   int max_task_priority = 0;
   bool cancellation = false;
   int display_env = 0;             // 0 no, 1 true, 2 verbose
@@ -80,6 +81,13 @@ struct alignas(64) workshare {
   std::atomic<std::uint64_t>* doacross = nullptr;  // per outer iteration: inner iterations posted
   std::vector<std::uint64_t> doacross_counts;
   void* reductions = nullptr;      // worksharing task-reduction array (shared)
+
+  workshare() = default;
+  workshare(const workshare&) = delete;
+  ~workshare() {
+    std::free(mem);
+    delete[] doacross;
+  }
 };
 
 inline constexpr int workshare_ring = 8;

@@ -60,9 +60,9 @@ GOMP_API void GOMP_teams_reg(void (*fn)(void*), void* data, unsigned num_teams, 
   member& m = current();
   const settings& s = config();
   if (num_teams == 0) num_teams = s.num_teams > 0 ? static_cast<unsigned>(s.num_teams) : 3;
-  int saved_limit = s.thread_limit;
-  if (thread_limit) config().thread_limit = static_cast<int>(thread_limit);
-  else if (s.teams_thread_limit) config().thread_limit = s.teams_thread_limit;
+  int saved_limit = m.icv.thread_limit;
+  if (thread_limit) m.icv.thread_limit = static_cast<int>(thread_limit);
+  else if (s.teams_thread_limit) m.icv.thread_limit = s.teams_thread_limit;
   int saved_num = m.team_num, saved_teams = m.num_teams;
   m.num_teams = static_cast<int>(num_teams);
   for (unsigned i = 0; i < num_teams; ++i) {
@@ -71,14 +71,14 @@ GOMP_API void GOMP_teams_reg(void (*fn)(void*), void* data, unsigned num_teams, 
   }
   m.team_num = saved_num;
   m.num_teams = saved_teams;
-  config().thread_limit = saved_limit;
+  m.icv.thread_limit = saved_limit;
 }
 
 // teams inside target: gcc loops while this returns true, one team per call.
 GOMP_API bool GOMP_teams4(unsigned lower, unsigned, unsigned thread_limit, bool first) {
   member& m = current();
   if (first) {
-    if (thread_limit) config().thread_limit = static_cast<int>(thread_limit);
+    if (thread_limit) m.icv.thread_limit = static_cast<int>(thread_limit);
     m.num_teams = static_cast<int>(lower ? lower : 1);
     m.team_num = 0;
     return true;
@@ -93,7 +93,7 @@ GOMP_API bool GOMP_teams4(unsigned lower, unsigned, unsigned thread_limit, bool 
 
 GOMP_API void GOMP_teams(unsigned num_teams, unsigned thread_limit) {
   member& m = current();
-  if (thread_limit) config().thread_limit = static_cast<int>(thread_limit);
+  if (thread_limit) m.icv.thread_limit = static_cast<int>(thread_limit);
   m.num_teams = static_cast<int>(num_teams ? num_teams : 1);
   m.team_num = 0;
 }
@@ -101,15 +101,16 @@ GOMP_API void GOMP_teams(unsigned num_teams, unsigned thread_limit) {
 GOMP_API void GOMP_target_ext(int, void (*fn)(void*), std::size_t mapnum, void** hostaddrs, std::size_t* sizes,
                               unsigned short* kinds, unsigned, void** depend, void** args) {
   wait_depends(depend);
-  int saved_limit = config().thread_limit;
+  member& m = current();
+  int saved_limit = m.icv.thread_limit;
   // args: a null-terminated list of (id | value << 16) words; id 2<<8... carries THREAD_LIMIT.
   for (void** a = args; a && *a; ++a) {
     auto word = reinterpret_cast<std::uintptr_t>(*a);
-    if ((word & 0xff) == 2 && (word >> 16)) config().thread_limit = static_cast<int>(word >> 16);
+    if ((word & 0xff) == 2 && (word >> 16)) m.icv.thread_limit = static_cast<int>(word >> 16);
     if (word & (1u << 7)) ++a;  // the value is in the next word
   }
   run_on_host(fn, mapnum, hostaddrs, sizes, kinds);
-  config().thread_limit = saved_limit;
+  m.icv.thread_limit = saved_limit;
 }
 
 GOMP_API void GOMP_target(int, void (*fn)(void*), const void*, std::size_t mapnum, void** hostaddrs,

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <unordered_set>
 
@@ -29,7 +30,7 @@ constexpr int event_free = 0, event_armed = 1, event_fulfilled = 2;
 constexpr int generation_shift = 48;
 
 std::mutex events_lock;
-std::vector<event*> all_events;
+std::vector<std::unique_ptr<event>> all_events;
 std::unordered_set<event*> known_events;
 std::size_t scan = 0;
 
@@ -37,7 +38,7 @@ std::uintptr_t arm_event(task* t, event*& out) {
   std::lock_guard<std::mutex> lock(events_lock);
   event* e = nullptr;
   for (std::size_t i = 0; i < all_events.size() && !e; ++i) {
-    event* c = all_events[(scan + i) % all_events.size()];
+    event* c = all_events[(scan + i) % all_events.size()].get();
     int st = c->state.load(std::memory_order_acquire);
     if (st == event_free || (st == event_fulfilled && !c->pinned)) {
       e = c;
@@ -45,8 +46,8 @@ std::uintptr_t arm_event(task* t, event*& out) {
     }
   }
   if (!e) {
-    e = new event;
-    all_events.push_back(e);
+    all_events.push_back(std::make_unique<event>());
+    e = all_events.back().get();
     known_events.insert(e);
   }
   e->owner = t;
@@ -57,11 +58,17 @@ std::uintptr_t arm_event(task* t, event*& out) {
   return reinterpret_cast<std::uintptr_t>(e) | (static_cast<std::uintptr_t>(e->generation) << generation_shift);
 }
 
-event* decode_event(std::uintptr_t handle) {
+// Marks the event of `handle` fulfilled and returns the task it holds, or null for a handle that is
+// not armed (never made, already fulfilled, or reused since). Under the lock: arm_event may reuse
+// a fulfilled event as soon as its state says so.
+task* fulfil(std::uintptr_t handle) {
   auto* e = reinterpret_cast<event*>(handle & ((std::uintptr_t{1} << generation_shift) - 1));
   std::lock_guard<std::mutex> lock(events_lock);
   if (!known_events.count(e) || e->generation != static_cast<std::uint16_t>(handle >> generation_shift)) return nullptr;
-  return e;
+  if (e->state.load(std::memory_order_relaxed) != event_armed) return nullptr;
+  task* t = e->owner;
+  e->state.store(event_fulfilled, std::memory_order_release);
+  return t;
 }
 
 // --- task creation ---------------------------------------------------------------------------------
@@ -409,11 +416,9 @@ GOMP_API void GOMP_taskloop_ull(void (*fn)(void*), void* data, void (*cpyfn)(voi
 }
 
 GOMP_API void omp_fulfill_event(std::uintptr_t handle) {
-  event* e = decode_event(handle);
-  int expected = event_armed;
-  if (!e || !e->state.compare_exchange_strong(expected, event_fulfilled, std::memory_order_acq_rel))
-    fatal("omp_fulfill_event: the event handle is not valid or was already fulfilled");
-  weft::core::release_completion(self(), e->owner);
+  task* t = fulfil(handle);
+  if (!t) fatal("omp_fulfill_event: the event handle is not valid or was already fulfilled");
+  weft::core::release_completion(self(), t);
 }
 
 // --- cancellation ---------------------------------------------------------------------------------

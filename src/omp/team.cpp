@@ -142,10 +142,9 @@ void member_main(core::gang_job* job, worker& w) {
 }
 
 int team_size_for(member& enc, unsigned requested) {
-  const settings& s = config();
   long n = requested ? requested : enc.icv.nthreads;
   if (enc.active_level >= enc.icv.max_active_levels) n = 1;
-  if (n > s.thread_limit) n = s.thread_limit;
+  if (n > enc.icv.thread_limit) n = enc.icv.thread_limit;
   if (n > core::max_workers) n = core::max_workers;
   return n < 1 ? 1 : static_cast<int>(n);
 }
@@ -158,14 +157,17 @@ team::team(int n) : size(n), members(n), jobs(n), queues(n), queue_of(n) {
     queue_of[k] = queues[k].get();
   }
   for (int i = 0; i < workshare_ring; ++i) ws[i].stage.store(3 * static_cast<std::uint64_t>(i), std::memory_order_relaxed);
-  for (auto& m : members) m = new member;
+  for (auto& m : members) m = new member();  // zeroed: the implicit descriptor starts clean
   std::vector<int> ids(n, -1);
   crew.members.assign(ids.begin(), ids.end());
   crew.words.assign(n, nullptr);
 }
 
 team::~team() {
-  for (auto* m : members) delete m;
+  for (auto* m : members) {
+    delete m->implicit.state.load(std::memory_order_relaxed);  // kept between regions for reuse
+    delete m;
+  }
 }
 
 worker& start_or_adopt() {
