@@ -133,7 +133,7 @@ struct runtime {
   // there are more workers than cores.
   std::atomic<int> spin_rounds{2000};
   // Ready tasks of priority > 0 (or all tasks under WEFT_SCHEDULE=priority), highest level first.
-  std::vector<std::unique_ptr<sched::priority_lane<task*>>> lanes;
+  std::atomic<sched::priority_lane<task*>*> lanes[64] = {};  // levels 0..max_priority, made on first use
   alignas(64) std::atomic<std::int64_t> priority_ready{0};
   alignas(64) std::atomic<bool> stopping{false};
 };

@@ -13,7 +13,12 @@ template <class Done>
 void run_until(worker& w, Done&& done) {
   int spins = 0;
   for (;;) {
-    flush_finished_children(w);  // done() may depend on counts this worker holds back
+    // done() may depend on counts this worker holds back: those of the waiting task's children or
+    // of a taskgroup it opened. Counts for other tasks stay batched while there is work (a team
+    // barrier's waiters run each other's tasks); idle_wait reports them before sleeping.
+    if ((w.batch_finished && w.batch_parent == w.current) ||
+        (w.batch_group_finished && w.batch_group->owner == w.current))
+      flush_finished_children(w);
     if (done()) break;
     // Past the nesting bound only the waiting task's own children run here: they are what it
     // waits for, so progress is guaranteed without piling unrelated work onto this stack.
