@@ -228,6 +228,15 @@ bool wait_at(worker& w, member& m, team::sync_point& p, bool cancellable) {
     wake_members(t, m.thread_num);
     return false;
   }
+  // While no member has a task in flight there is nothing to run: poll the barrier alone, with
+  // short pauses, so that its release is seen within a few hundred cycles.
+  for (int spins = 0; spins < 4000; ++spins) {
+    if (p.gen.load(std::memory_order_acquire) != gen || cancelled()) break;
+    bool tasks = false;
+    for (member* other : t->members) tasks |= other->group.pending.load(std::memory_order_relaxed) != 0;
+    if (tasks) break;
+    __builtin_ia32_pause();
+  }
   core::run_until(w, [&p, gen, &cancelled] { return p.gen.load(std::memory_order_acquire) != gen || cancelled(); });
   // Left by a cancellation, this member's arrival stays counted: the region ends at the other
   // sync point, and the next region starts this one afresh.
