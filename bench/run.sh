@@ -11,7 +11,9 @@
 #   TIMEOUT      seconds one run may take before it is reported timeout [60, --quick: 20]
 #   THREADS      worker counts                                         ["1 2"]
 #   VARIANTS     subset of: weft gomp llvm-omp weft-omp tbb starpu      [all]
-#   PATTERNS     subset of: indep chain stencil inoutset metg pending   [all]
+#   PATTERNS     subset of: indep chain stencil inoutset metg pending epcc [all]
+#                (epcc: OpenMP construct overheads, bench/omp/run.sh, on gomp llvm-omp weft-omp)
+#   EPCC_TIMEOUT seconds one epcc process may take                      [omp/run.sh's: 30, --quick: 10]
 #   LIBOMP       path of LLVM's libomp.so.5                             [found with dpkg/ldconfig]
 #   VERIFY=1     task bodies check the dependence order (slower; a wrong order fails the run)
 # A run that exceeds TIMEOUT is reported "timeout" and the row's remaining runs are skipped; one that
@@ -25,7 +27,7 @@ quick=0
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
-    -h | --help) sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -35,7 +37,7 @@ RESULTS_DIR=${RESULTS_DIR:-$here/results}
 if ((quick)); then REPS=${REPS:-1}; TIMEOUT=${TIMEOUT:-20}; else REPS=${REPS:-5}; TIMEOUT=${TIMEOUT:-60}; fi
 THREADS=${THREADS:-1 2}
 VARIANTS=${VARIANTS:-weft gomp llvm-omp weft-omp tbb starpu}
-PATTERNS=${PATTERNS:-indep chain stencil inoutset metg pending}
+PATTERNS=${PATTERNS:-indep chain stencil inoutset metg pending epcc}
 VERIFY=${VERIFY:-0}
 
 die() { echo "run.sh: $*" >&2; exit 2; }
@@ -213,7 +215,37 @@ for c in "${cases[@]}"; do
   done
 done
 
-((runs > 0)) || die "no run was possible (nothing built?)"
+# --- OpenMP construct overheads: bench/omp/run.sh, same build, stamp, reps and threads -------------
+epcc_ran=0
+if has_word "$PATTERNS" epcc; then
+  epcc_runtimes=()
+  has_word "$VARIANTS" gomp && epcc_runtimes+=(gomp)
+  has_word "$VARIANTS" llvm-omp && epcc_runtimes+=(llvm-omp)
+  has_word "$VARIANTS" weft-omp && epcc_runtimes+=(weft)
+  if ((${#epcc_runtimes[@]})); then
+    log "run.sh: OpenMP construct overheads (bench/omp/run.sh)"
+    epcc_args=()
+    ((quick)) && epcc_args=(--quick)
+    env BUILD_DIR="$BUILD_DIR" RESULTS_DIR="$RESULTS_DIR" REPS="$REPS" THREADS="$THREADS" \
+      RUNTIMES="${epcc_runtimes[*]}" LIBOMP="$libomp" STAMP="$stamp" TIMEOUT="${EPCC_TIMEOUT:-}" \
+      bash "$here/omp/run.sh" "${epcc_args[@]}"
+    epcc_rc=$?
+    epcc_name=epcc-$stamp
+    ((quick)) && epcc_name=epcc-quick-$stamp
+    if ((epcc_rc == 0)); then
+      epcc_ran=1
+      notes+=("OpenMP construct overheads (EPCC method): $epcc_name.md")
+    else
+      notes+=("OpenMP construct overheads (bench/omp/run.sh) did not run (exit status $epcc_rc)")
+    fi
+  fi
+fi
+
+((runs > 0 || epcc_ran)) || die "no run was possible (nothing built?)"
+if ((runs == 0)); then # epcc only: its table is printed and written already
+  rm -f "$csv"
+  exit 0
+fi
 
 # --- summary ----------------------------------------------------------------------------------------
 meta=(
