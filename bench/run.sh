@@ -114,10 +114,10 @@ fi
 # weft's OpenMP door: only when libweft.so carries the GOMP ABI.
 libweft=$(find "$BUILD_DIR" -name 'libweft.so' \( -type f -o -type l \) -print -quit 2>/dev/null)
 weft_door=0
-if [ -n "$libweft" ] && nm -D --defined-only "$libweft" 2>/dev/null | grep -q ' GOMP_task'; then
+if [ -n "$libweft" ] && nm -D --defined-only "$libweft" 2>/dev/null | grep ' GOMP_task' >/dev/null; then
   weft_door=1
 elif has_word "$VARIANTS" weft-omp; then
-  notes+=("weft-omp skipped: ${libweft:-libweft.so} does not export GOMP_task (no OpenMP door yet)")
+  notes+=("weft-omp skipped: ${libweft:-libweft.so} does not export GOMP_task")
   log "run.sh: weft-omp skipped: libweft.so does not export GOMP_task"
 fi
 

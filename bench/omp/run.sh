@@ -96,8 +96,8 @@ if has_word "$RUNTIMES" weft; then
     libweft=$(find "$BUILD_DIR" -name 'libweft.so' \( -type f -o -type l \) -print -quit 2>/dev/null)
     if [ -z "$libweft" ]; then
       why_no_weft="no libweft.so in $BUILD_DIR"
-    elif ! nm -D --defined-only "$libweft" 2>/dev/null | grep -qE ' GOMP_parallel(@@?[A-Z_0-9.]+)?$'; then
-      why_no_weft="$libweft does not export GOMP_parallel (no OpenMP door yet)"
+    elif ! nm -D --defined-only "$libweft" 2>/dev/null | grep -E ' GOMP_parallel(@@?[A-Z_0-9.]+)?$' >/dev/null; then
+      why_no_weft="$libweft does not export GOMP_parallel"
       libweft=
     fi
   fi

@@ -78,6 +78,10 @@ void init_implicit(task* t, taskgroup* group);
 // Waits for t's children and descendants (those in taskgroups t has open too) and forgets its
 // dependence records; t is reusable.
 void finish_implicit(worker& w, task* t);
+// A task run at once on its creator's stack (an included task) uses a descriptor in the caller's
+// frame: begin_frame sets it up, end_frame waits for its children and returns its state.
+void begin_frame(task* t, task* parent, taskgroup* group);
+void end_frame(worker& w, task* t);
 // Waits (running tasks) until every task counted in g has finished.
 void wait_group(worker& w, taskgroup* g);
 

@@ -478,6 +478,32 @@ void finish_implicit(worker& w, task* t) {
   wait_group(w, t->group);
 }
 
+void begin_frame(task* t, task* parent, taskgroup* group) {
+  // Only what a parent's descriptor is read for: it never gets accesses, successors or a queue.
+  t->fn = nullptr;
+  t->parent = parent;
+  t->mutex_group = nullptr;
+  t->flags = flag_root | flag_submitted;
+  t->door_bits = 0;
+  t->held = 0;
+  t->refs.store(1, std::memory_order_relaxed);
+  t->waiter.store(-1, std::memory_order_relaxed);
+  t->pending.store(body_running, std::memory_order_relaxed);
+  t->children_created = 0;
+  t->state.store(nullptr, std::memory_order_relaxed);
+  t->group = group;
+}
+
+void end_frame(worker& w, task* t) {
+  if (t->children_created) taskwait(w);  // w.current == t; its children name it as their parent
+  if (parent_state* ps = t->state.load(std::memory_order_relaxed)) {
+    ps->domain.clear(w);
+    discard_errors(ps, true);
+    t->state.store(nullptr, std::memory_order_relaxed);
+    w.spare_states.push_back(ps);
+  }
+}
+
 void wait_group(worker& w, taskgroup* g) {
   g->waiter.store(w.id, std::memory_order_relaxed);
   if (g->pending.fetch_add(in_taskwait, std::memory_order_acq_rel) != 0)

@@ -158,9 +158,49 @@ struct task_request {
   std::uint64_t bounds[2] = {0, 0};
 };
 
+// The innermost taskgroup the current task is in: its own open one, else the one it was created in.
+core::taskgroup* innermost_group(worker& w) {
+  core::parent_state* ps = w.current->state.load(std::memory_order_relaxed);
+  if (ps && ps->current_group) return ps->current_group;
+  return w.current->group;
+}
+
+// A task without dependences in a team of one runs at once on the creating thread, as libgomp
+// runs it: no other thread could start it earlier and no sibling waits for it, so it needs no
+// heap descriptor and no dependence tracking. A descriptor in this frame gives it its own task
+// context (children, taskwait, final, taskgroups).
+__attribute__((noinline)) void run_included(worker& w, const task_request& r, bool final) {
+  task frame;
+  core::begin_frame(&frame, w.current, innermost_group(w));
+  if (final) frame.door_bits = door_final;
+  void* args = r.data;
+  std::size_t align = r.arg_align > 16 ? static_cast<std::size_t>(r.arg_align) : 16;
+  // The creator's block may be used in place (libgomp does) unless the copy must be built.
+  bool copy = r.cpyfn || r.has_bounds;
+  void* block = copy ? __builtin_alloca(static_cast<std::size_t>(r.arg_size) + align) : nullptr;
+  if (copy) {
+    args = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(block) + align - 1) & ~(align - 1));
+    if (r.cpyfn) r.cpyfn(args, r.data);
+    else std::memcpy(args, r.data, static_cast<std::size_t>(r.arg_size));
+    if (r.has_bounds) std::memcpy(args, r.bounds, sizeof r.bounds);
+  }
+  task* saved = w.current;
+  w.current = &frame;
+  ++w.nesting;
+  r.fn(args);
+  core::end_frame(w, &frame);
+  --w.nesting;
+  w.current = saved;
+}
+
 void spawn(worker& w, const task_request& r) {
   const settings& s = config();
   task* creator = w.current;
+  if (!(r.flags & (GOMP_TASK_FLAG_DEPEND | GOMP_TASK_FLAG_DETACH)) && !s.cancellation && me && me->crew->size == 1 &&
+      w.nesting < core::max_nesting) {
+    run_included(w, r, (r.flags & GOMP_TASK_FLAG_FINAL) || (creator->door_bits & door_final));
+    return;
+  }
   bool undeferred = !r.if_clause || (creator->door_bits & door_final);
   std::size_t size = static_cast<std::size_t>(r.arg_size);
   std::size_t align = r.arg_align > 0 ? static_cast<std::size_t>(r.arg_align) : 1;
@@ -215,13 +255,6 @@ bool cancelled_here(worker& w) {
   core::parent_state* ps = w.current->state.load(std::memory_order_relaxed);
   if (ps && ps->current_group && ps->current_group->cancelled.load(std::memory_order_relaxed)) return true;
   return group_cancelled(w.current);
-}
-
-// The innermost taskgroup the current task is in: its own open one, else the one it was created in.
-core::taskgroup* innermost_group(worker& w) {
-  core::parent_state* ps = w.current->state.load(std::memory_order_relaxed);
-  if (ps && ps->current_group) return ps->current_group;
-  return w.current->group;
 }
 
 // Task reductions: a block of `threads` chunks of d[1] bytes, zero-filled, with a reference count

@@ -323,7 +323,7 @@ void launch(team* t) {
     }
     t->bound = t->size;
   } else {
-    for (int k = 1; k < t->size; ++k) sched::idle_park::wake(*t->crew.words[k]);
+    wake_members(t, 0);
   }
 }
 

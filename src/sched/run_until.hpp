@@ -39,7 +39,10 @@ void wait_until(worker& w, Ready&& ready) {
     if (ready()) return;
     int spin_rounds = instance->spin_rounds.load(std::memory_order_relaxed);
     if (spins < spin_rounds) {
-      for (int i = 0; i < 16; ++i) __builtin_ia32_pause();
+      // One pause per check at first: the waits here (a pooled or bound team member waiting for
+      // its next region) are usually over within a microsecond, and polling steals nothing.
+      int pauses = spins < 512 ? 1 : 16;
+      for (int i = 0; i < pauses; ++i) __builtin_ia32_pause();
     } else if (spins < spin_rounds + 50 || instance->cfg.wait == wait_policy::active) {
       sched_yield();
     } else {
