@@ -20,8 +20,11 @@ void drop_ref(worker& w, task* t);
 // Called when t's last predecessor is gone: mutexes, then the ready queues.
 void predecessors_done(worker& w, task* t, bool may_run_next);
 int taskwait(worker& w);
-// Reports the children this worker finished and has not yet told their parent about.
+// Reports the children this worker finished and has not yet told their parent about, and settles
+// its taskgroup account (group_created).
 void flush_finished_children(worker& w);
+inline constexpr std::int64_t group_credit = 64;
+void group_created(worker& w, taskgroup* g);
 int taskgroup_begin(worker& w);
 int taskgroup_end(worker& w);
 parent_state& state_of(worker& w, task* t);

@@ -88,8 +88,8 @@ struct alignas(64) worker {
   int linked_count = 0;
   task* batch_parent = nullptr;    // parent of the children counted in batch_finished
   std::int64_t batch_finished = 0; // finished children not yet subtracted from its pending
-  taskgroup* batch_group = nullptr;      // taskgroup of the tasks counted in batch_group_finished
-  std::int64_t batch_group_finished = 0; // finished members not yet subtracted from its pending
+  taskgroup* batch_group = nullptr;  // the taskgroup this worker keeps an account with
+  std::int64_t group_owed = 0;       // to subtract from its pending: members finished + unused credits
 
   sched::block_cache task_cache;
   sched::block_cache successor_cache;

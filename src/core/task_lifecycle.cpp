@@ -191,6 +191,16 @@ void notify_group_by(taskgroup* g, std::int64_t finished) {
   }
 }
 
+// Settles this worker's account with its current taskgroup and opens one with `next` (or none).
+void flush_group(worker& w, taskgroup* next) {
+  taskgroup* g = w.batch_group;
+  std::int64_t owed = w.group_owed;
+  w.batch_group = next;
+  w.group_owed = 0;
+  if (owed) notify_group_by(g, owed);
+}
+
+
 void drain_redirects(worker& w) {
   while (!w.redirect_worklist.empty()) {
     task* node = w.redirect_worklist.back();
@@ -218,14 +228,9 @@ void finish_body(worker& w, task* t) {
   worker_counters::bump(w.counters.tasks_completed);
   w.finished.store(w.finished.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (taskgroup* g = t->group) {
-    // Batched like the parent's count (see notify_parent).
-    if (g == w.batch_group) {
-      ++w.batch_group_finished;
-    } else {
-      flush_finished_children(w);
-      w.batch_group = g;
-      w.batch_group_finished = 1;
-    }
+    // Batched like the parent's count (see notify_parent and group_created).
+    if (g != w.batch_group) flush_group(w, g);
+    ++w.group_owed;
   }
   task* parent = t->parent;
   // Own children: fold the count created into pending; the last of them (or this) finishes t.
@@ -285,14 +290,25 @@ void merge_accesses(pending_access* a, int& count) {
 
 }  // namespace
 
-void flush_finished_children(worker& w) {
-  if (w.batch_group_finished) {
-    taskgroup* g = w.batch_group;
-    std::int64_t finished = w.batch_group_finished;
-    w.batch_group = nullptr;
-    w.batch_group_finished = 0;
-    notify_group_by(g, finished);
+// A task joins taskgroup g. The worker takes credits ahead (group_credit at a time, one atomic on
+// the group's line) and pays them back, with the members it finished, at its next flush: neither
+// creating nor finishing a member of a taskgroup costs an atomic in the common case, though the
+// producer and the consumers of a group are on different cores.
+void group_created(worker& w, taskgroup* g) {
+  if (g == w.batch_group) {
+    if (w.group_owed > 0) {
+      --w.group_owed;
+      return;
+    }
+  } else {
+    flush_group(w, g);
   }
+  g->pending.fetch_add(group_credit, std::memory_order_relaxed);  // before the task can finish
+  w.group_owed = group_credit - 1;
+}
+
+void flush_finished_children(worker& w) {
+  if (w.group_owed || w.batch_group) flush_group(w, nullptr);
   if (!w.batch_finished) return;
   task* parent = w.batch_parent;
   std::int64_t finished = w.batch_finished;
@@ -365,7 +381,7 @@ int submit_task(worker& w, task* t) {
   parent_state* ps = parent->state.load(std::memory_order_relaxed);
   taskgroup* g = (ps && ps->current_group) ? ps->current_group : parent->group;
   t->group = g;
-  if (g) g->pending.fetch_add(1, std::memory_order_relaxed);  // before t can finish: no ordering
+  if (g) group_created(w, g);
   ++parent->children_created;
   worker_counters::bump(w.counters.tasks_created);
   w.submitted.store(w.submitted.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -432,7 +448,7 @@ int submit_task(worker& w, task* t) {
 void execute_task(worker& w, task* t) {
   // A batch of finished siblings is reported before running a task of another parent, which may
   // take long: the parent waiting for them must not wait for it.
-  if ((w.batch_finished && t->parent != w.batch_parent) || (w.batch_group_finished && t->group != w.batch_group))
+  if ((w.batch_finished && t->parent != w.batch_parent) || (w.group_owed && t->group != w.batch_group))
     flush_finished_children(w);
   task* saved = w.current;
   w.current = t;

@@ -17,7 +17,7 @@ void run_until(worker& w, Done&& done) {
     // of a taskgroup it opened. Counts for other tasks stay batched while there is work (a team
     // barrier's waiters run each other's tasks); idle_wait reports them before sleeping.
     if ((w.batch_finished && w.batch_parent == w.current) ||
-        (w.batch_group_finished && w.batch_group->owner == w.current))
+        (w.group_owed && w.batch_group->owner == w.current))
       flush_finished_children(w);
     if (done()) break;
     // Past the nesting bound only the waiting task's own children run here: they are what it
@@ -35,6 +35,7 @@ void run_until(worker& w, Done&& done) {
 
 template <class Ready>
 void wait_until(worker& w, Ready&& ready) {
+  flush_finished_children(w);  // nobody may wait on counts this worker keeps while it waits
   for (int spins = 0;; ++spins) {
     if (ready()) return;
     int spin_rounds = instance->spin_rounds.load(std::memory_order_relaxed);
