@@ -95,9 +95,9 @@ void adopt_extras(member&, workshare& ws, std::uintptr_t* reductions) {
   open_group(self())->reductions = reductions;
 }
 
-void setup(workshare& ws, const loop_spec& s) {
+void setup(workshare& ws, const loop_spec& s, int team_size) {
   ws.kind = s.kind;
-  ws.ordered = s.ordered;
+  ws.ordered = s.ordered && team_size > 1;  // a team of one runs its iterations in order anyway
   ws.total = s.total;
   ws.chunk = s.chunk;
   ws.start = s.start;
@@ -160,7 +160,7 @@ bool start_loop(const loop_spec& s, long* istart, long* iend) {
   member& m = current();
   workshare* ws;
   if (claim(m, ws)) {
-    setup(*ws, s);
+    setup(*ws, s, m.crew->size);
     publish(m);
   }
   m.static_round = 0;
@@ -187,7 +187,7 @@ bool start_loop_ull(const loop_spec& s, unsigned long long* istart, unsigned lon
   member& m = current();
   workshare* ws;
   if (claim(m, ws)) {
-    setup(*ws, s);
+    setup(*ws, s, m.crew->size);
     publish(m);
   }
   m.static_round = 0;
@@ -260,7 +260,7 @@ bool doacross_start(unsigned ncounts, const Int* counts, int sched, Int chunk, I
   s.uincr = 1;
   workshare* ws;
   if (claim(m, ws)) {
-    setup(*ws, s);
+    setup(*ws, s, m.crew->size);
     std::vector<std::uint64_t> cs(ncounts);
     for (unsigned i = 0; i < ncounts; ++i) cs[i] = static_cast<std::uint64_t>(counts[i]);
     setup_doacross(*ws, ncounts, cs.data());
@@ -319,7 +319,7 @@ team* parallel_loop(void (*fn)(void*), void* data, unsigned n, const loop_spec& 
   member& m = *t->members[0];
   workshare* ws;
   claim(m, ws);  // the master sets the work share up for every member
-  setup(*ws, s);
+  setup(*ws, s, m.crew->size);
   publish(m);
   m.static_round = 0;
   m.ticket = -1;
@@ -353,7 +353,7 @@ loop_spec sections_spec(unsigned count) {
 workshare& claim_with_extras(member& m, const loop_spec& s, std::uintptr_t* reductions, void** mem) {
   workshare* ws;
   if (claim(m, ws)) {
-    setup(*ws, s);
+    setup(*ws, s, m.crew->size);
     start_extras(m, *ws, reductions, mem);
     publish(m);
   } else {
