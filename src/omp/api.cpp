@@ -82,7 +82,7 @@ member* ancestor(int level) {
 struct allocator_record {
   std::size_t alignment;
 };
-constexpr std::uintptr_t omp_atk_alignment = 2;
+constexpr int omp_atk_alignment = 2;
 thread_local std::uintptr_t default_allocator = 1;  // omp_default_mem_alloc
 
 std::size_t allocator_alignment(std::uintptr_t a) {
@@ -363,10 +363,16 @@ GOMP_API int omp_pause_resource_all(int) { return 0; }
 GOMP_API void omp_display_env(int verbose) { display_environment(verbose != 0); }
 
 // --- memory allocators --------------------------------------------------------------------------------
-GOMP_API std::uintptr_t omp_init_allocator(std::uintptr_t, int ntraits, const std::uintptr_t* traits) {
+// omp_alloctrait_t: an enum key (int-sized, then padding) and a pointer-sized value.
+struct alloc_trait {
+  int key;
+  std::uintptr_t value;
+};
+
+GOMP_API std::uintptr_t omp_init_allocator(std::uintptr_t, int ntraits, const alloc_trait* traits) {
   auto* r = new allocator_record{alignof(std::max_align_t)};
   for (int i = 0; i < ntraits; ++i)
-    if (traits[2 * i] == omp_atk_alignment && traits[2 * i + 1] > r->alignment) r->alignment = traits[2 * i + 1];
+    if (traits[i].key == omp_atk_alignment && traits[i].value > r->alignment) r->alignment = traits[i].value;
   return reinterpret_cast<std::uintptr_t>(r);
 }
 GOMP_API void omp_destroy_allocator(std::uintptr_t a) {
