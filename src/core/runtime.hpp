@@ -128,6 +128,7 @@ struct runtime {
   std::vector<std::unique_ptr<worker>> workers{max_workers};
   std::mutex grow_lock;           // adding workers, recruiting pooled ones (not on a task path)
   std::vector<int> pool;          // ids of pooled workers without a job (under grow_lock)
+  std::vector<int> adoptable;     // workers of adopted threads that have exited (under grow_lock)
   sched::idle_park pool_park;     // waits outside any gang (the pool, between regions)
   // Pause rounds (of 16 pauses, ~tens of microseconds in all) before an idle wait yields; few once
   // there are more workers than cores.

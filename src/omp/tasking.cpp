@@ -451,7 +451,10 @@ GOMP_API void GOMP_taskloop_ull(void (*fn)(void*), void* data, void (*cpyfn)(voi
 GOMP_API void omp_fulfill_event(std::uintptr_t handle) {
   task* t = fulfil(handle);
   if (!t) fatal("omp_fulfill_event: the event handle is not valid or was already fulfilled");
-  weft::core::release_completion(self(), t);
+  worker& w = self();
+  weft::core::release_completion(w, t);
+  // The caller may be a thread that never comes back to weft: report the completion now.
+  weft::core::flush_finished_children(w);
 }
 
 // --- cancellation ---------------------------------------------------------------------------------

@@ -424,18 +424,42 @@ void dispatch(worker& target, gang_job* job) {
   sched::idle_park::wake(target.sleep_word);
 }
 
+namespace {
+// An adopted thread's worker slot goes back to the runtime when the thread exits, for the next
+// thread to adopt: programs that start a thread per request do not run out of worker slots.
+struct adoption {
+  worker* w = nullptr;
+  runtime* rt = nullptr;
+  ~adoption() {
+    if (!w || instance != rt) return;  // the runtime it was adopted by has stopped
+    flush_finished_children(*w);
+    std::lock_guard<std::mutex> lock(rt->grow_lock);
+    rt->adoptable.push_back(w->id);
+    current_worker = nullptr;
+  }
+};
+thread_local adoption adopted;
+}  // namespace
+
 worker* adopt_thread() {
   runtime& rt = *instance;
   worker* w;
   {
     std::lock_guard<std::mutex> lock(rt.grow_lock);
-    w = add_worker(false);
+    if (!rt.adoptable.empty()) {
+      w = rt.workers[rt.adoptable.back()].get();
+      rt.adoptable.pop_back();
+    } else {
+      w = add_worker(false);
+      auto* g = new gang;
+      int id = w->id;
+      g->assign(&id, 1);
+      w->crew = g;  // a gang of its own (freed at finalize with the worker)
+      w->own_gang.reset(g);
+    }
   }
-  auto* g = new gang;
-  int id = w->id;
-  g->assign(&id, 1);
-  w->crew = g;  // a gang of its own (freed at finalize with the worker)
-  w->own_gang.reset(g);
+  adopted.w = w;
+  adopted.rt = &rt;
   current_worker = w;
   return w;
 }
