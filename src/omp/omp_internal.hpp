@@ -69,6 +69,7 @@ struct alignas(64) workshare {
   bool ordered = false;
   std::uint64_t total = 0;         // iterations (logical, 0 .. total-1)
   std::uint64_t chunk = 0;
+  std::uint64_t chunks = 0;        // static chunked: number of chunks (no division per chunk)
   long start = 0, incr = 1;        // signed space: iteration i is start + i*incr
   unsigned long long ustart = 0, uincr = 1;
   alignas(64) std::atomic<std::uint64_t> next{0};  // dynamic/guided: first logical iteration not handed out
@@ -166,7 +167,11 @@ inline worker& self() {
   return start_or_adopt();
 }
 // The calling thread's member (a team of one outside parallel regions).
-member& current();
+member& first_member();
+inline member& current() {
+  if (member* m = me) return *m;
+  return first_member();
+}
 
 // --- team operations (team.cpp) -----------------------------------------------------------------
 void barrier(worker& w, member& m);

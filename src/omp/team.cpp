@@ -190,8 +190,7 @@ worker& start_or_adopt() {
   return *core::current_worker;
 }
 
-member& current() {
-  if (member* m = me) return *m;
+member& first_member() {
   worker& w = self();
   home& h = homes[w.id];
   if (!h.solo) {

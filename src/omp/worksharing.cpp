@@ -100,6 +100,7 @@ void setup(workshare& ws, const loop_spec& s, int team_size) {
   ws.ordered = s.ordered && team_size > 1;  // a team of one runs its iterations in order anyway
   ws.total = s.total;
   ws.chunk = s.chunk;
+  ws.chunks = s.chunk ? (s.total + s.chunk - 1) / s.chunk : 0;
   ws.start = s.start;
   ws.incr = s.incr;
   ws.ustart = s.ustart;
@@ -426,7 +427,7 @@ bool next_chunk(member& m, std::uint64_t& first, std::uint64_t& last) {
         return true;
       }
       std::uint64_t index = m.static_round++ * n + m.thread_num;
-      if (index >= (ws.total + ws.chunk - 1) / ws.chunk) return false;
+      if (index >= ws.chunks) return false;
       first = index * ws.chunk;
       last = first + ws.chunk < ws.total ? first + ws.chunk : ws.total;
       if (ws.ordered) m.ticket = static_cast<std::int64_t>(index);
