@@ -65,9 +65,13 @@ struct nest_lock {
 };
 static_assert(sizeof(nest_lock) == 16);
 
-void* owner_task() { return self().current; }
+void* owner_task() {
+  return self().current;
+}
 
-std::atomic<int>& lock_of(void* lock) { return *static_cast<std::atomic<int>*>(lock); }
+std::atomic<int>& lock_of(void* lock) {
+  return *static_cast<std::atomic<int>*>(lock);
+}
 
 member* ancestor(int level) {
   member* m = me;
@@ -138,29 +142,53 @@ GOMP_API void omp_set_num_threads(int n) {
   if (n < 1) n = 1;
   current().icv.nthreads = n;
 }
-GOMP_API int omp_get_num_threads(void) { return me ? me->crew->size : 1; }
-GOMP_API int omp_get_max_threads(void) { return me ? me->icv.nthreads : config().initial.nthreads; }
-GOMP_API int omp_get_thread_num(void) { return me ? me->thread_num : 0; }
+GOMP_API int omp_get_num_threads(void) {
+  return me ? me->crew->size : 1;
+}
+GOMP_API int omp_get_max_threads(void) {
+  return me ? me->icv.nthreads : config().initial.nthreads;
+}
+GOMP_API int omp_get_thread_num(void) {
+  return me ? me->thread_num : 0;
+}
 GOMP_API int omp_get_num_procs(void) {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
   return static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
 }
-GOMP_API int omp_in_parallel(void) { return me && me->active_level > 0; }
-GOMP_API void omp_set_dynamic(int on) { current().icv.dynamic = on != 0; }
-GOMP_API int omp_get_dynamic(void) { return me ? me->icv.dynamic : config().initial.dynamic; }
-GOMP_API void omp_set_nested(int on) { current().icv.max_active_levels = on ? 255 : 1; }
+GOMP_API int omp_in_parallel(void) {
+  return me && me->active_level > 0;
+}
+GOMP_API void omp_set_dynamic(int on) {
+  current().icv.dynamic = on != 0;
+}
+GOMP_API int omp_get_dynamic(void) {
+  return me ? me->icv.dynamic : config().initial.dynamic;
+}
+GOMP_API void omp_set_nested(int on) {
+  current().icv.max_active_levels = on ? 255 : 1;
+}
 GOMP_API int omp_get_nested(void) {
   return (me ? me->icv.max_active_levels : config().initial.max_active_levels) > 1;
 }
-GOMP_API int omp_get_thread_limit(void) { return me ? me->icv.thread_limit : config().initial.thread_limit; }
+GOMP_API int omp_get_thread_limit(void) {
+  return me ? me->icv.thread_limit : config().initial.thread_limit;
+}
 GOMP_API void omp_set_max_active_levels(int n) {
   if (n >= 0) current().icv.max_active_levels = n > 255 ? 255 : n;
 }
-GOMP_API int omp_get_max_active_levels(void) { return me ? me->icv.max_active_levels : config().initial.max_active_levels; }
-GOMP_API int omp_get_supported_active_levels(void) { return 255; }
-GOMP_API int omp_get_level(void) { return me ? me->level : 0; }
-GOMP_API int omp_get_active_level(void) { return me ? me->active_level : 0; }
+GOMP_API int omp_get_max_active_levels(void) {
+  return me ? me->icv.max_active_levels : config().initial.max_active_levels;
+}
+GOMP_API int omp_get_supported_active_levels(void) {
+  return 255;
+}
+GOMP_API int omp_get_level(void) {
+  return me ? me->level : 0;
+}
+GOMP_API int omp_get_active_level(void) {
+  return me ? me->active_level : 0;
+}
 GOMP_API int omp_get_ancestor_thread_num(int level) {
   member* m = ancestor(level);
   if (!m) return level == 0 ? 0 : -1;
@@ -175,8 +203,12 @@ GOMP_API int omp_in_final(void) {
   worker* w = weft::core::current_worker;
   return w && (w->current->door_bits & 1);
 }
-GOMP_API int omp_get_cancellation(void) { return config().cancellation; }
-GOMP_API int omp_get_max_task_priority(void) { return config().max_task_priority; }
+GOMP_API int omp_get_cancellation(void) {
+  return config().cancellation;
+}
+GOMP_API int omp_get_max_task_priority(void) {
+  return config().max_task_priority;
+}
 
 GOMP_API void omp_set_schedule(int kind, int chunk) {
   icvs& icv = current().icv;
@@ -197,7 +229,9 @@ GOMP_API int omp_get_proc_bind(void) {
   int pos = me ? me->icv.bind_pos : 0;
   return s.bind_list[pos < static_cast<int>(s.bind_list.size()) ? pos : s.bind_list.size() - 1];
 }
-GOMP_API int omp_get_num_places(void) { return config().num_places; }
+GOMP_API int omp_get_num_places(void) {
+  return config().num_places;
+}
 GOMP_API int omp_get_place_num_procs(int place) {
   const settings& s = config();
   if (place < 0 || place >= s.num_places) return 0;
@@ -208,52 +242,84 @@ GOMP_API void omp_get_place_proc_ids(int place, int* ids) {
   if (place < 0 || place >= s.num_places) return;
   for (std::size_t i = 0; i < s.places[place].size(); ++i) ids[i] = s.places[place][i];
 }
-GOMP_API int omp_get_place_num(void) { return config().num_places ? 0 : -1; }
-GOMP_API int omp_get_partition_num_places(void) { return config().num_places; }
+GOMP_API int omp_get_place_num(void) {
+  return config().num_places ? 0 : -1;
+}
+GOMP_API int omp_get_partition_num_places(void) {
+  return config().num_places;
+}
 GOMP_API void omp_get_partition_place_nums(int* nums) {
   for (int i = 0; i < config().num_places; ++i) nums[i] = i;
 }
 
 // --- devices: the host is the only one ------------------------------------------------------------
-GOMP_API void omp_set_default_device(int d) { current().icv.default_device = d < 0 ? 0 : d; }
-GOMP_API int omp_get_default_device(void) { return me ? me->icv.default_device : config().initial.default_device; }
-GOMP_API int omp_get_num_devices(void) { return 0; }
-GOMP_API int omp_get_device_num(void) { return 0; }
-GOMP_API int omp_is_initial_device(void) { return 1; }
-GOMP_API int omp_get_initial_device(void) { return 0; }
-GOMP_API int omp_get_num_teams(void) { return me ? me->num_teams : 1; }
-GOMP_API int omp_get_team_num(void) { return me ? me->team_num : 0; }
+GOMP_API void omp_set_default_device(int d) {
+  current().icv.default_device = d < 0 ? 0 : d;
+}
+GOMP_API int omp_get_default_device(void) {
+  return me ? me->icv.default_device : config().initial.default_device;
+}
+GOMP_API int omp_get_num_devices(void) {
+  return 0;
+}
+GOMP_API int omp_get_device_num(void) {
+  return 0;
+}
+GOMP_API int omp_is_initial_device(void) {
+  return 1;
+}
+GOMP_API int omp_get_initial_device(void) {
+  return 0;
+}
+GOMP_API int omp_get_num_teams(void) {
+  return me ? me->num_teams : 1;
+}
+GOMP_API int omp_get_team_num(void) {
+  return me ? me->team_num : 0;
+}
 GOMP_API void omp_set_num_teams(int n) {
   if (n > 0) config().num_teams = n;
 }
-GOMP_API int omp_get_max_teams(void) { return config().num_teams; }
+GOMP_API int omp_get_max_teams(void) {
+  return config().num_teams;
+}
 GOMP_API void omp_set_teams_thread_limit(int n) {
   if (n > 0) config().teams_thread_limit = n;
 }
-GOMP_API int omp_get_teams_thread_limit(void) { return config().teams_thread_limit; }
+GOMP_API int omp_get_teams_thread_limit(void) {
+  return config().teams_thread_limit;
+}
 
-GOMP_API void* omp_target_alloc(std::size_t size, int device) { return device == 0 ? std::malloc(size) : nullptr; }
+GOMP_API void* omp_target_alloc(std::size_t size, int device) {
+  return device == 0 ? std::malloc(size) : nullptr;
+}
 GOMP_API void omp_target_free(void* p, int device) {
   if (device == 0) std::free(p);
 }
-GOMP_API int omp_target_is_present(const void*, int device) { return device == 0; }
+GOMP_API int omp_target_is_present(const void*, int device) {
+  return device == 0;
+}
 GOMP_API int omp_target_memcpy(void* dst, const void* src, std::size_t length, std::size_t dst_offset,
                                std::size_t src_offset, int dst_device, int src_device) {
   if (dst_device != 0 || src_device != 0) return EINVAL;
   std::memcpy(static_cast<char*>(dst) + dst_offset, static_cast<const char*>(src) + src_offset, length);
   return 0;
 }
-GOMP_API int omp_target_memcpy_rect(void* dst, const void* src, std::size_t element, int dims, const std::size_t* volume,
-                                    const std::size_t* dst_offsets, const std::size_t* src_offsets,
-                                    const std::size_t* dst_dims, const std::size_t* src_dims, int dst_device,
-                                    int src_device) {
+GOMP_API int omp_target_memcpy_rect(void* dst, const void* src, std::size_t element, int dims,
+                                    const std::size_t* volume, const std::size_t* dst_offsets,
+                                    const std::size_t* src_offsets, const std::size_t* dst_dims,
+                                    const std::size_t* src_dims, int dst_device, int src_device) {
   if (!dst && !src) return 3;  // the number of dimensions supported is asked for: any
   if (dst_device != 0 || src_device != 0 || dims < 1) return EINVAL;
   return copy_rect(static_cast<char*>(dst), static_cast<const char*>(src), element, dims, volume, dst_offsets,
                    src_offsets, dst_dims, src_dims);
 }
-GOMP_API int omp_target_associate_ptr(const void*, const void*, std::size_t, std::size_t, int) { return EINVAL; }
-GOMP_API int omp_target_disassociate_ptr(const void*, int) { return EINVAL; }
+GOMP_API int omp_target_associate_ptr(const void*, const void*, std::size_t, std::size_t, int) {
+  return EINVAL;
+}
+GOMP_API int omp_target_disassociate_ptr(const void*, int) {
+  return EINVAL;
+}
 
 // --- timers ------------------------------------------------------------------------------------------
 GOMP_API double omp_get_wtime(void) {
@@ -268,11 +334,19 @@ GOMP_API double omp_get_wtick(void) {
 }
 
 // --- locks (omp_lock_t is 4 bytes, omp_nest_lock_t 16, in gcc's layout) --------------------------
-GOMP_API void omp_init_lock(void* lock) { lock_of(lock).store(0, std::memory_order_relaxed); }
+GOMP_API void omp_init_lock(void* lock) {
+  lock_of(lock).store(0, std::memory_order_relaxed);
+}
 GOMP_API void omp_destroy_lock(void*) {}
-GOMP_API void omp_set_lock(void* lock) { lock_word(lock_of(lock)); }
-GOMP_API void omp_unset_lock(void* lock) { unlock_word(lock_of(lock)); }
-GOMP_API int omp_test_lock(void* lock) { return try_lock_word(lock_of(lock)); }
+GOMP_API void omp_set_lock(void* lock) {
+  lock_word(lock_of(lock));
+}
+GOMP_API void omp_unset_lock(void* lock) {
+  unlock_word(lock_of(lock));
+}
+GOMP_API int omp_test_lock(void* lock) {
+  return try_lock_word(lock_of(lock));
+}
 
 GOMP_API void omp_init_nest_lock(void* lock) {
   auto* l = static_cast<nest_lock*>(lock);
@@ -311,7 +385,9 @@ GOMP_API int omp_test_nest_lock(void* lock) {
 }
 
 // --- affinity display, pause, environment display ---------------------------------------------------
-GOMP_API void omp_set_affinity_format(const char* format) { affinity_format = format ? format : ""; }
+GOMP_API void omp_set_affinity_format(const char* format) {
+  affinity_format = format ? format : "";
+}
 GOMP_API std::size_t omp_get_affinity_format(char* buffer, std::size_t size) {
   if (buffer && size) {
     std::size_t n = affinity_format.size() < size - 1 ? affinity_format.size() : size - 1;
@@ -330,20 +406,36 @@ GOMP_API std::size_t omp_capture_affinity(char* buffer, std::size_t size, const 
     }
     char c = f[++i];
     switch (c) {
-      case 'L': out += std::to_string(omp_get_level()); break;
-      case 'n': out += std::to_string(omp_get_thread_num()); break;
-      case 'N': out += std::to_string(omp_get_num_threads()); break;
-      case 'a': out += std::to_string(omp_get_ancestor_thread_num(omp_get_level() - 1)); break;
-      case 'P': out += std::to_string(getpid()); break;
-      case 'i': out += std::to_string(syscall(SYS_gettid)); break;
-      case 'A': out += "0-" + std::to_string(omp_get_num_procs() - 1); break;
+      case 'L':
+        out += std::to_string(omp_get_level());
+        break;
+      case 'n':
+        out += std::to_string(omp_get_thread_num());
+        break;
+      case 'N':
+        out += std::to_string(omp_get_num_threads());
+        break;
+      case 'a':
+        out += std::to_string(omp_get_ancestor_thread_num(omp_get_level() - 1));
+        break;
+      case 'P':
+        out += std::to_string(getpid());
+        break;
+      case 'i':
+        out += std::to_string(syscall(SYS_gettid));
+        break;
+      case 'A':
+        out += "0-" + std::to_string(omp_get_num_procs() - 1);
+        break;
       case 'H': {
         char host[256] = "";
         gethostname(host, sizeof host - 1);
         out += host;
         break;
       }
-      default: out += '%'; out += c;
+      default:
+        out += '%';
+        out += c;
     }
   }
   if (buffer && size) {
@@ -358,9 +450,15 @@ GOMP_API void omp_display_affinity(const char* format) {
   omp_capture_affinity(buffer, sizeof buffer, format);
   std::fprintf(stderr, "%s\n", buffer);
 }
-GOMP_API int omp_pause_resource(int, int) { return 0; }
-GOMP_API int omp_pause_resource_all(int) { return 0; }
-GOMP_API void omp_display_env(int verbose) { display_environment(verbose != 0); }
+GOMP_API int omp_pause_resource(int, int) {
+  return 0;
+}
+GOMP_API int omp_pause_resource_all(int) {
+  return 0;
+}
+GOMP_API void omp_display_env(int verbose) {
+  display_environment(verbose != 0);
+}
 
 // --- memory allocators --------------------------------------------------------------------------------
 // omp_alloctrait_t: an enum key (int-sized, then padding) and a pointer-sized value.
@@ -378,9 +476,15 @@ GOMP_API std::uintptr_t omp_init_allocator(std::uintptr_t, int ntraits, const al
 GOMP_API void omp_destroy_allocator(std::uintptr_t a) {
   if (a > 8) delete reinterpret_cast<allocator_record*>(a);
 }
-GOMP_API void omp_set_default_allocator(std::uintptr_t a) { default_allocator = a ? a : 1; }
-GOMP_API std::uintptr_t omp_get_default_allocator(void) { return default_allocator; }
-GOMP_API void* omp_alloc(std::size_t size, std::uintptr_t a) { return allocate(0, size, a); }
+GOMP_API void omp_set_default_allocator(std::uintptr_t a) {
+  default_allocator = a ? a : 1;
+}
+GOMP_API std::uintptr_t omp_get_default_allocator(void) {
+  return default_allocator;
+}
+GOMP_API void* omp_alloc(std::size_t size, std::uintptr_t a) {
+  return allocate(0, size, a);
+}
 GOMP_API void* omp_aligned_alloc(std::size_t alignment, std::size_t size, std::uintptr_t a) {
   return allocate(alignment, size, a);
 }
@@ -394,7 +498,9 @@ GOMP_API void* omp_aligned_calloc(std::size_t alignment, std::size_t n, std::siz
   if (p) std::memset(p, 0, n * size);
   return p;
 }
-GOMP_API void omp_free(void* p, std::uintptr_t) { release(p); }
+GOMP_API void omp_free(void* p, std::uintptr_t) {
+  release(p);
+}
 GOMP_API void* omp_realloc(void* p, std::size_t size, std::uintptr_t a, std::uintptr_t) {
   if (!p) return allocate(0, size, a);
   if (!size) {
@@ -408,7 +514,11 @@ GOMP_API void* omp_realloc(void* p, std::size_t size, std::uintptr_t a, std::uin
   release(p);
   return q;
 }
-GOMP_API void* GOMP_alloc(std::size_t alignment, std::size_t size, std::uintptr_t a) { return allocate(alignment, size, a); }
-GOMP_API void GOMP_free(void* p, std::uintptr_t) { release(p); }
+GOMP_API void* GOMP_alloc(std::size_t alignment, std::size_t size, std::uintptr_t a) {
+  return allocate(alignment, size, a);
+}
+GOMP_API void GOMP_free(void* p, std::uintptr_t) {
+  release(p);
+}
 
 }  // extern "C"

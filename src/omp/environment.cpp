@@ -24,7 +24,9 @@ const char* env(const char* name) {
   return v && *v ? v : nullptr;
 }
 
-void invalid(const char* name) { std::fprintf(stderr, "weft: invalid value for environment variable %s (ignored)\n", name); }
+void invalid(const char* name) {
+  std::fprintf(stderr, "weft: invalid value for environment variable %s (ignored)\n", name);
+}
 
 const char* skip_space(const char* p) {
   while (*p && std::isspace(static_cast<unsigned char>(*p))) ++p;
@@ -70,8 +72,10 @@ bool parse_bool_var(const char* name, bool& out) {
   if (!text) return false;
   const char* p = skip_space(text);
   bool v;
-  if (word_is(p, "true")) v = true;
-  else if (word_is(p, "false")) v = false;
+  if (word_is(p, "true"))
+    v = true;
+  else if (word_is(p, "false"))
+    v = false;
   else {
     invalid(name);
     return false;
@@ -135,11 +139,16 @@ void parse_schedule(settings& s) {
     p = skip_space(p + 1);
   }
   int kind;
-  if (word_is(p, "static")) kind = sched_static;
-  else if (word_is(p, "dynamic")) kind = sched_dynamic;
-  else if (word_is(p, "guided")) kind = sched_guided;
-  else if (word_is(p, "auto")) kind = sched_auto;
-  else return invalid("OMP_SCHEDULE");
+  if (word_is(p, "static"))
+    kind = sched_static;
+  else if (word_is(p, "dynamic"))
+    kind = sched_dynamic;
+  else if (word_is(p, "guided"))
+    kind = sched_guided;
+  else if (word_is(p, "auto"))
+    kind = sched_auto;
+  else
+    return invalid("OMP_SCHEDULE");
   long chunk = 0;
   p = skip_space(p);
   if (*p == ',') {
@@ -159,15 +168,21 @@ void parse_proc_bind(settings& s) {
   if (!text) return;
   const char* p = skip_space(text);
   std::vector<int> list;
-  if (word_is(p, "false")) list.push_back(0);
-  else if (word_is(p, "true")) list.push_back(1);
+  if (word_is(p, "false"))
+    list.push_back(0);
+  else if (word_is(p, "true"))
+    list.push_back(1);
   else {
     for (;;) {
       p = skip_space(p);
-      if (word_is(p, "primary") || word_is(p, "master")) list.push_back(2);
-      else if (word_is(p, "close")) list.push_back(3);
-      else if (word_is(p, "spread")) list.push_back(4);
-      else return invalid("OMP_PROC_BIND");
+      if (word_is(p, "primary") || word_is(p, "master"))
+        list.push_back(2);
+      else if (word_is(p, "close"))
+        list.push_back(3);
+      else if (word_is(p, "spread"))
+        list.push_back(4);
+      else
+        return invalid("OMP_PROC_BIND");
       p = skip_space(p);
       if (!*p) break;
       if (*p != ',') return invalid("OMP_PROC_BIND");
@@ -204,7 +219,8 @@ void parse_places(settings& s) {
       s.places.clear();
       for (int i = 0; i < n; ++i) {
         std::vector<int> ids;
-        if (n == cpus) ids.push_back(i);
+        if (n == cpus)
+          ids.push_back(i);
         else
           for (int c = 0; c < cpus; ++c) ids.push_back(c);
         s.places.push_back(ids);
@@ -311,12 +327,26 @@ void parse_stacksize(settings& s) {
   if (!parse_long(p, v) || v < 0) return invalid(name);
   std::size_t unit = 1024;
   switch (std::tolower(static_cast<unsigned char>(*p))) {
-    case 'b': unit = 1; ++p; break;
-    case 'k': unit = 1024; ++p; break;
-    case 'm': unit = 1024 * 1024; ++p; break;
-    case 'g': unit = std::size_t{1} << 30; ++p; break;
-    case 0: break;
-    default: return invalid(name);
+    case 'b':
+      unit = 1;
+      ++p;
+      break;
+    case 'k':
+      unit = 1024;
+      ++p;
+      break;
+    case 'm':
+      unit = 1024 * 1024;
+      ++p;
+      break;
+    case 'g':
+      unit = std::size_t{1} << 30;
+      ++p;
+      break;
+    case 0:
+      break;
+    default:
+      return invalid(name);
   }
   if (*skip_space(p)) return invalid(name);
   s.stacksize = static_cast<std::size_t>(v) * unit;
@@ -324,7 +354,9 @@ void parse_stacksize(settings& s) {
 
 }  // namespace
 
-settings& config() { return the_settings; }
+settings& config() {
+  return the_settings;
+}
 
 void read_environment() {
   settings& s = the_settings;
@@ -363,15 +395,21 @@ void read_environment() {
   if (parse_int_var("OMP_TEAMS_THREAD_LIMIT", v, 1, 1 << 30)) s.teams_thread_limit = v;
   if (const char* text = env("OMP_WAIT_POLICY")) {
     const char* p = skip_space(text);
-    if (word_is(p, "active")) s.wait_policy = 1;
-    else if (word_is(p, "passive")) s.wait_policy = 0;
-    else invalid("OMP_WAIT_POLICY");
+    if (word_is(p, "active"))
+      s.wait_policy = 1;
+    else if (word_is(p, "passive"))
+      s.wait_policy = 0;
+    else
+      invalid("OMP_WAIT_POLICY");
   }
   if (const char* text = env("OMP_DISPLAY_ENV")) {
     const char* p = skip_space(text);
-    if (word_is(p, "true")) s.display_env = 1;
-    else if (word_is(p, "verbose")) s.display_env = 2;
-    else if (!word_is(p, "false")) invalid("OMP_DISPLAY_ENV");
+    if (word_is(p, "true"))
+      s.display_env = 1;
+    else if (word_is(p, "verbose"))
+      s.display_env = 2;
+    else if (!word_is(p, "false"))
+      invalid("OMP_DISPLAY_ENV");
   }
 }
 
@@ -406,8 +444,9 @@ void display_environment(bool verbose) {
   out += "  OMP_DEFAULT_DEVICE = '" + std::to_string(s.initial.default_device) + "'\n";
   out += "  OMP_MAX_TASK_PRIORITY = '" + std::to_string(s.max_task_priority) + "'\n";
   if (verbose) {
-    out += "  weft: the OpenMP door maps parallel regions onto gangs of weft workers; WEFT_* variables\n"
-           "  tune the engine (WEFT_DISPLAY_ENV=1 lists them)\n";
+    out +=
+        "  weft: the OpenMP door maps parallel regions onto gangs of weft workers; WEFT_* variables\n"
+        "  tune the engine (WEFT_DISPLAY_ENV=1 lists them)\n";
   }
   out += "OPENMP DISPLAY ENVIRONMENT END\n";
   out += "weft: runtime in use: weft " + std::to_string(WEFT_VERSION_MAJOR) + "." + std::to_string(WEFT_VERSION_MINOR) +

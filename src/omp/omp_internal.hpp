@@ -8,8 +8,8 @@
 #pragma once
 
 #include <atomic>
-#include <cstdlib>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,15 +28,15 @@ inline constexpr unsigned sched_monotonic = 0x80000000u;
 
 // Per data environment (an implicit task's; explicit tasks read their thread's).
 struct icvs {
-  int nthreads;            // nthreads-var: team size for the next parallel region
-  int nthreads_pos;        // position of nthreads in the OMP_NUM_THREADS list (nested levels)
-  int bind_pos;            // position in the OMP_PROC_BIND list
+  int nthreads;      // nthreads-var: team size for the next parallel region
+  int nthreads_pos;  // position of nthreads in the OMP_NUM_THREADS list (nested levels)
+  int bind_pos;      // position in the OMP_PROC_BIND list
   bool dynamic;
   int max_active_levels;
-  int run_sched;           // run-sched-var kind (with the monotonic bit)
+  int run_sched;  // run-sched-var kind (with the monotonic bit)
   int run_chunk;
   int default_device;
-  int thread_limit;        // thread-limit-var (OMP_THREAD_LIMIT; teams and target narrow it)
+  int thread_limit;  // thread-limit-var (OMP_THREAD_LIMIT; teams and target narrow it)
 };
 
 struct settings {
@@ -45,16 +45,16 @@ struct settings {
   std::vector<int> bind_list;      // OMP_PROC_BIND, as omp_proc_bind_t values
   int max_task_priority = 0;
   bool cancellation = false;
-  int display_env = 0;             // 0 no, 1 true, 2 verbose
-  std::size_t stacksize = 0;       // OMP_STACKSIZE in bytes (0: not set)
-  int wait_policy = -1;            // -1 unset, 0 passive, 1 active
-  int num_places = 0;              // places parsed from OMP_PLACES (0: none)
+  int display_env = 0;        // 0 no, 1 true, 2 verbose
+  std::size_t stacksize = 0;  // OMP_STACKSIZE in bytes (0: not set)
+  int wait_policy = -1;       // -1 unset, 0 passive, 1 active
+  int num_places = 0;         // places parsed from OMP_PLACES (0: none)
   std::vector<std::vector<int>> places;
   int num_teams = 0, teams_thread_limit = 0;
   std::string places_text;
 };
 settings& config();
-void read_environment();          // once, at library load
+void read_environment();  // once, at library load
 void display_environment(bool verbose);
 
 // --- teams and members ------------------------------------------------------------------------
@@ -64,24 +64,24 @@ struct team;
 // stage: 3q = free for construct q, 3q+1 = being set up for q, 3q+2 = set up for q.
 struct alignas(64) workshare {
   std::atomic<std::uint64_t> stage{0};
-  std::atomic<int> left{0};        // members not yet done with it
-  int kind = 0;                    // sched_kind (static, dynamic, guided)
+  std::atomic<int> left{0};  // members not yet done with it
+  int kind = 0;              // sched_kind (static, dynamic, guided)
   bool ordered = false;
-  std::uint64_t total = 0;         // iterations (logical, 0 .. total-1)
+  std::uint64_t total = 0;  // iterations (logical, 0 .. total-1)
   std::uint64_t chunk = 0;
-  std::uint64_t chunks = 0;        // static chunked: number of chunks (no division per chunk)
-  long start = 0, incr = 1;        // signed space: iteration i is start + i*incr
+  std::uint64_t chunks = 0;  // static chunked: number of chunks (no division per chunk)
+  long start = 0, incr = 1;  // signed space: iteration i is start + i*incr
   unsigned long long ustart = 0, uincr = 1;
   alignas(64) std::atomic<std::uint64_t> next{0};  // dynamic/guided: first logical iteration not handed out
   std::atomic<std::int64_t> ordered_turn{0};       // ticket allowed into ordered regions
   std::atomic<bool> grab_lock{false};              // ordered loops: chunk and ticket taken together
   std::int64_t tickets = 0;
   std::atomic<bool> cancelled{false};
-  void* copy = nullptr;            // single copyprivate: the winner's data
-  void* mem = nullptr;             // GOMP_loop_start's team-shared zeroed block
+  void* copy = nullptr;                            // single copyprivate: the winner's data
+  void* mem = nullptr;                             // GOMP_loop_start's team-shared zeroed block
   std::atomic<std::uint64_t>* doacross = nullptr;  // per outer iteration: inner iterations posted
   std::vector<std::uint64_t> doacross_counts;
-  void* reductions = nullptr;      // worksharing task-reduction array (shared)
+  void* reductions = nullptr;  // worksharing task-reduction array (shared)
 
   workshare() = default;
   workshare(const workshare&) = delete;
@@ -96,15 +96,15 @@ inline constexpr int workshare_ring = 8;
 // A thread's implicit task in a team, plus what the OpenMP constructs track per thread.
 struct alignas(64) member {
   task implicit;
-  core::taskgroup group;           // counts the implicit task's descendants (barriers wait on it)
+  core::taskgroup group;  // counts the implicit task's descendants (barriers wait on it)
   team* crew = nullptr;
-  member* outer = nullptr;         // the encountering thread's member in the enclosing team
+  member* outer = nullptr;  // the encountering thread's member in the enclosing team
   int thread_num = 0;
   int level = 0, active_level = 0;
   icvs icv{};
-  std::uint64_t ws_seq = 0;        // worksharing constructs started in this team
+  std::uint64_t ws_seq = 0;  // worksharing constructs started in this team
   std::uint64_t single_seq = 0;
-  workshare* ws = nullptr;         // the current worksharing construct
+  workshare* ws = nullptr;  // the current worksharing construct
   std::uint64_t ws_index = 0;
   std::uint64_t static_round = 0;  // static schedule: chunks this thread took so far
   std::int64_t ticket = -1;        // ordered: ticket of the chunk held, -1 none
@@ -133,12 +133,12 @@ struct alignas(64) team {
   std::vector<sched::work_deque<task*>*> queue_of;
   core::gang crew;
   int level = 0, active_level = 0;
-  member* parent = nullptr;        // the encountering thread's member
+  member* parent = nullptr;  // the encountering thread's member
   icvs child_icv{};
   void (*fn)(void*) = nullptr;
   void* data = nullptr;
-  bool combined = false;           // a combined parallel loop/sections: its work share is set up
-  void* reductions = nullptr;      // GOMP_parallel_reductions descriptor
+  bool combined = false;       // a combined parallel loop/sections: its work share is set up
+  void* reductions = nullptr;  // GOMP_parallel_reductions descriptor
   // Barriers inside the region, and the region's end (apart, so that members leaving a cancelled
   // region's barrier early still meet at its end).
   struct alignas(64) sync_point {
@@ -150,10 +150,10 @@ struct alignas(64) team {
   std::atomic<bool> cancelled{false};
   alignas(64) std::atomic<unsigned> dispatch_gen{0};
   std::atomic<bool> disband{false};
-  std::atomic<int> done{0};        // member runs finished (monotonic)
-  std::atomic<int> gone{0};        // members that left the team for the pool
-  int bound = 0;                   // members 1..bound-1 run the job loop
-  int runs = 0;                    // regions dispatched
+  std::atomic<int> done{0};  // member runs finished (monotonic)
+  std::atomic<int> gone{0};  // members that left the team for the pool
+  int bound = 0;             // members 1..bound-1 run the job loop
+  int runs = 0;              // regions dispatched
   workshare ws[workshare_ring];
 };
 
@@ -185,7 +185,7 @@ void run_parallel(void (*fn)(void*), void* data, unsigned requested, unsigned fl
 
 // --- worksharing (worksharing.cpp) ------------------------------------------------------------
 struct loop_spec {
-  int kind;          // sched_kind after resolving runtime/auto
+  int kind;  // sched_kind after resolving runtime/auto
   bool ordered;
   std::uint64_t total;
   std::uint64_t chunk;

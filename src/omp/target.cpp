@@ -61,8 +61,10 @@ GOMP_API void GOMP_teams_reg(void (*fn)(void*), void* data, unsigned num_teams, 
   const settings& s = config();
   if (num_teams == 0) num_teams = s.num_teams > 0 ? static_cast<unsigned>(s.num_teams) : 3;
   int saved_limit = m.icv.thread_limit;
-  if (thread_limit) m.icv.thread_limit = static_cast<int>(thread_limit);
-  else if (s.teams_thread_limit) m.icv.thread_limit = s.teams_thread_limit;
+  if (thread_limit)
+    m.icv.thread_limit = static_cast<int>(thread_limit);
+  else if (s.teams_thread_limit)
+    m.icv.thread_limit = s.teams_thread_limit;
   int saved_num = m.team_num, saved_teams = m.num_teams;
   m.num_teams = static_cast<int>(num_teams);
   for (unsigned i = 0; i < num_teams; ++i) {
@@ -113,8 +115,8 @@ GOMP_API void GOMP_target_ext(int, void (*fn)(void*), std::size_t mapnum, void**
   m.icv.thread_limit = saved_limit;
 }
 
-GOMP_API void GOMP_target(int, void (*fn)(void*), const void*, std::size_t mapnum, void** hostaddrs,
-                          std::size_t* sizes, unsigned char*) {
+GOMP_API void GOMP_target(int, void (*fn)(void*), const void*, std::size_t mapnum, void** hostaddrs, std::size_t* sizes,
+                          unsigned char*) {
   run_on_host(fn, mapnum, hostaddrs, sizes, nullptr);
 }
 
@@ -154,7 +156,9 @@ static void print_message(const char* kind, const char* msg, std::size_t len) {
   std::fprintf(stderr, "%s: '%.*s'\n", kind, static_cast<int>(len), msg);
 }
 
-GOMP_API void GOMP_warning(const char* msg, std::size_t len) { print_message("weft: warning", msg, len); }
+GOMP_API void GOMP_warning(const char* msg, std::size_t len) {
+  print_message("weft: warning", msg, len);
+}
 
 GOMP_API void GOMP_error(const char* msg, std::size_t len) {
   print_message("weft: fatal error", msg, len);

@@ -24,7 +24,7 @@ struct event {
   task* owner = nullptr;
   std::atomic<int> state{0};  // 0 free, 1 armed, 2 fulfilled
   std::uint16_t generation = 0;
-  bool pinned = false;        // an undeferred task's creator still waits on it
+  bool pinned = false;  // an undeferred task's creator still waits on it
 };
 constexpr int event_free = 0, event_armed = 1, event_fulfilled = 2;
 constexpr int generation_shift = 48;
@@ -102,12 +102,19 @@ void nothing(void*) {}
 
 weft_dep_type depobj_type(std::uintptr_t kind) {
   switch (kind) {
-    case GOMP_DEPEND_IN: return WEFT_DEP_IN;
-    case GOMP_DEPEND_OUT: return WEFT_DEP_OUT;
-    case GOMP_DEPEND_INOUT: return WEFT_DEP_INOUT;
-    case GOMP_DEPEND_MUTEXINOUTSET: return WEFT_DEP_MUTEXINOUTSET;
-    case GOMP_DEPEND_INOUTSET: return WEFT_DEP_INOUTSET;
-    default: fatal("depend(depobj: ...): the depend object holds an unknown dependence type (destroyed or never initialised?)");
+    case GOMP_DEPEND_IN:
+      return WEFT_DEP_IN;
+    case GOMP_DEPEND_OUT:
+      return WEFT_DEP_OUT;
+    case GOMP_DEPEND_INOUT:
+      return WEFT_DEP_INOUT;
+    case GOMP_DEPEND_MUTEXINOUTSET:
+      return WEFT_DEP_MUTEXINOUTSET;
+    case GOMP_DEPEND_INOUTSET:
+      return WEFT_DEP_INOUTSET;
+    default:
+      fatal(
+          "depend(depobj: ...): the depend object holds an unknown dependence type (destroyed or never initialised?)");
   }
 }
 
@@ -180,8 +187,10 @@ __attribute__((noinline)) void run_included(worker& w, const task_request& r, bo
   void* block = copy ? __builtin_alloca(static_cast<std::size_t>(r.arg_size) + align) : nullptr;
   if (copy) {
     args = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(block) + align - 1) & ~(align - 1));
-    if (r.cpyfn) r.cpyfn(args, r.data);
-    else std::memcpy(args, r.data, static_cast<std::size_t>(r.arg_size));
+    if (r.cpyfn)
+      r.cpyfn(args, r.data);
+    else
+      std::memcpy(args, r.data, static_cast<std::size_t>(r.arg_size));
     if (r.has_bounds) std::memcpy(args, r.bounds, sizeof r.bounds);
   }
   task* saved = w.current;
@@ -217,7 +226,8 @@ void spawn(worker& w, const task_request& r) {
   char* dst = static_cast<char*>(t->arguments());
   if (wrapped) {
     auto* h = reinterpret_cast<trampoline_header*>(dst);
-    std::uintptr_t data_at = (reinterpret_cast<std::uintptr_t>(dst) + sizeof(trampoline_header) + align - 1) & ~(align - 1);
+    std::uintptr_t data_at =
+        (reinterpret_cast<std::uintptr_t>(dst) + sizeof(trampoline_header) + align - 1) & ~(align - 1);
     h->fn = r.fn;
     h->offset = static_cast<std::uint32_t>(data_at - reinterpret_cast<std::uintptr_t>(dst));
     dst = reinterpret_cast<char*>(data_at);
@@ -230,8 +240,10 @@ void spawn(worker& w, const task_request& r) {
     core::hold_completion(t);
     if (undeferred) ev->pinned = true;
   }
-  if (r.cpyfn) r.cpyfn(dst, r.data);
-  else if (r.arg_size) std::memcpy(dst, r.data, static_cast<std::size_t>(r.arg_size));
+  if (r.cpyfn)
+    r.cpyfn(dst, r.data);
+  else if (r.arg_size)
+    std::memcpy(dst, r.data, static_cast<std::size_t>(r.arg_size));
   if (r.has_bounds) std::memcpy(dst, r.bounds, sizeof r.bounds);
   if ((r.flags & GOMP_TASK_FLAG_FINAL) || (creator->door_bits & door_final)) t->door_bits |= door_final;
   if ((r.flags & GOMP_TASK_FLAG_PRIORITY) && r.priority > 0) {
@@ -274,8 +286,8 @@ void release_reductions(std::uintptr_t* d) {
 }
 
 template <class Int>
-void taskloop(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size, long arg_align,
-              unsigned flags, unsigned long num_tasks, int priority, Int start, Int end, Int step) {
+void taskloop(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size, long arg_align, unsigned flags,
+              unsigned long num_tasks, int priority, Int start, Int end, Int step) {
   worker& w = self();
   member& m = current();
   std::uint64_t n;
@@ -313,9 +325,17 @@ void taskloop(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long a
       base = n / tasks;
       extra = n % tasks;
     }
-    task_request r{fn, data, cpyfn, arg_size, arg_align, (flags & GOMP_TASK_FLAG_IF) != 0,
-                   (flags & (GOMP_TASK_FLAG_UNTIED | GOMP_TASK_FLAG_FINAL | GOMP_TASK_FLAG_MERGEABLE)) | GOMP_TASK_FLAG_PRIORITY,
-                   nullptr, priority, nullptr};
+    task_request r{
+        fn,
+        data,
+        cpyfn,
+        arg_size,
+        arg_align,
+        (flags & GOMP_TASK_FLAG_IF) != 0,
+        (flags & (GOMP_TASK_FLAG_UNTIED | GOMP_TASK_FLAG_FINAL | GOMP_TASK_FLAG_MERGEABLE)) | GOMP_TASK_FLAG_PRIORITY,
+        nullptr,
+        priority,
+        nullptr};
     r.has_bounds = true;
     std::uint64_t first = 0;
     for (std::uint64_t i = 0; i < tasks && first < n; ++i) {
@@ -367,7 +387,9 @@ GOMP_API void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*, void
   spawn(w, task_request{fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach});
 }
 
-GOMP_API void GOMP_taskwait(void) { weft::core::taskwait(self()); }
+GOMP_API void GOMP_taskwait(void) {
+  weft::core::taskwait(self());
+}
 
 GOMP_API void GOMP_taskwait_depend(void** depend) {
   worker& w = self();
@@ -385,7 +407,9 @@ GOMP_API void GOMP_taskyield(void) {
   if (task* t = weft::core::find_work(w)) weft::core::execute_task(w, t);
 }
 
-GOMP_API void GOMP_taskgroup_start(void) { weft::core::taskgroup_begin(self()); }
+GOMP_API void GOMP_taskgroup_start(void) {
+  weft::core::taskgroup_begin(self());
+}
 
 GOMP_API void GOMP_taskgroup_end(void) {
   worker& w = self();
@@ -399,7 +423,9 @@ GOMP_API void GOMP_taskgroup_reduction_register(std::uintptr_t* d) {
   register_reductions(g, d, current().crew->size, 1);
 }
 
-GOMP_API void GOMP_taskgroup_reduction_unregister(std::uintptr_t* d) { release_reductions(d); }
+GOMP_API void GOMP_taskgroup_reduction_unregister(std::uintptr_t* d) {
+  release_reductions(d);
+}
 
 GOMP_API void GOMP_workshare_task_reduction_unregister(bool cancelled) {
   worker& w = self();
@@ -418,7 +444,8 @@ GOMP_API void GOMP_task_reduction_remap(std::size_t cnt, std::size_t cntorig, vo
     bool found = false;
     weft::core::taskgroup* g = innermost_group(w);
     while (g && !found) {
-      for (auto* d = static_cast<std::uintptr_t*>(g->reductions); d && !found; d = reinterpret_cast<std::uintptr_t*>(d[4])) {
+      for (auto* d = static_cast<std::uintptr_t*>(g->reductions); d && !found;
+           d = reinterpret_cast<std::uintptr_t*>(d[4])) {
         for (std::uintptr_t j = 0; j < d[0]; ++j) {
           std::uintptr_t orig = d[7 + 3 * j], offset = d[7 + 3 * j + 1];
           bool inside = p >= d[2] && p < d[6] && (p - d[2]) % d[1] == offset;
@@ -462,15 +489,18 @@ GOMP_API bool GOMP_cancellation_point(int which) {
   if (!config().cancellation) return false;
   member& m = current();
   switch (which) {
-    case GOMP_CANCEL_PARALLEL: return m.crew->cancelled.load(std::memory_order_relaxed);
+    case GOMP_CANCEL_PARALLEL:
+      return m.crew->cancelled.load(std::memory_order_relaxed);
     case GOMP_CANCEL_LOOP:
     case GOMP_CANCEL_SECTIONS:
-      return m.crew->cancelled.load(std::memory_order_relaxed) || (m.ws && m.ws->cancelled.load(std::memory_order_relaxed));
+      return m.crew->cancelled.load(std::memory_order_relaxed) ||
+             (m.ws && m.ws->cancelled.load(std::memory_order_relaxed));
     case GOMP_CANCEL_TASKGROUP: {
       worker& w = self();
       return cancelled_here(w);
     }
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -481,7 +511,7 @@ GOMP_API bool GOMP_cancel(int which, bool do_cancel) {
   switch (which) {
     case GOMP_CANCEL_PARALLEL:
       m.crew->cancelled.store(true, std::memory_order_seq_cst);  // seq_cst: wakes sleepers safely
-      wake_members(m.crew, m.thread_num);  // members waiting in a cancellable barrier leave it
+      wake_members(m.crew, m.thread_num);                        // members waiting in a cancellable barrier leave it
       return true;
     case GOMP_CANCEL_LOOP:
     case GOMP_CANCEL_SECTIONS:
@@ -492,7 +522,8 @@ GOMP_API bool GOMP_cancel(int which, bool do_cancel) {
       if (weft::core::taskgroup* g = innermost_group(w)) g->cancelled.store(true, std::memory_order_relaxed);
       return true;
     }
-    default: fatal("GOMP_cancel: unknown construct kind");
+    default:
+      fatal("GOMP_cancel: unknown construct kind");
   }
 }
 

@@ -34,7 +34,9 @@ void reset_group(core::taskgroup& g, task* owner, void* reductions) {
 }
 
 // The implicit task a member's constructs act on: its own, or the worker's root when sequential.
-task* implicit_of(worker& w, member& m) { return m.crew->size == 1 && m.level == 0 ? &w.root : &m.implicit; }
+task* implicit_of(worker& w, member& m) {
+  return m.crew->size == 1 && m.level == 0 ? &w.root : &m.implicit;
+}
 
 void disband(team* t) {
   if (t->bound > 1) {
@@ -156,7 +158,8 @@ team::team(int n) : size(n), members(n), jobs(n), queues(n), queue_of(n) {
     queues[k] = std::make_unique<sched::work_deque<task*>>(256);
     queue_of[k] = queues[k].get();
   }
-  for (int i = 0; i < workshare_ring; ++i) ws[i].stage.store(3 * static_cast<std::uint64_t>(i), std::memory_order_relaxed);
+  for (int i = 0; i < workshare_ring; ++i)
+    ws[i].stage.store(3 * static_cast<std::uint64_t>(i), std::memory_order_relaxed);
   for (auto& m : members) m = new member();  // zeroed: the implicit descriptor starts clean
   std::vector<int> ids(n, -1);
   crew.members.assign(ids.begin(), ids.end());
@@ -250,9 +253,13 @@ void wake_members(team* t, int except) {
   }
 }
 
-void barrier(worker& w, member& m) { wait_at(w, m, m.crew->inner, false); }
+void barrier(worker& w, member& m) {
+  wait_at(w, m, m.crew->inner, false);
+}
 
-bool cancellable_barrier(worker& w, member& m) { return wait_at(w, m, m.crew->inner, true); }
+bool cancellable_barrier(worker& w, member& m) {
+  return wait_at(w, m, m.crew->inner, true);
+}
 
 // After a cancelled region its members may have met different numbers of constructs (and
 // barriers); with every member idle, the team starts again from a common count.
@@ -391,7 +398,9 @@ GOMP_API void GOMP_barrier(void) {
   barrier(self(), m);
 }
 
-GOMP_API bool GOMP_barrier_cancel(void) { return cancellable_barrier(self(), current()); }
+GOMP_API bool GOMP_barrier_cancel(void) {
+  return cancellable_barrier(self(), current());
+}
 
 GOMP_API bool GOMP_single_start(void) {
   member& m = current();
@@ -399,7 +408,8 @@ GOMP_API bool GOMP_single_start(void) {
   if (m.crew->size == 1) return true;
   std::uint64_t expected = s - 1;
   // A member behind the others finds the construct taken (single_taken >= s) and skips it.
-  return m.crew->single_taken.compare_exchange_strong(expected, s, std::memory_order_acq_rel, std::memory_order_relaxed);
+  return m.crew->single_taken.compare_exchange_strong(expected, s, std::memory_order_acq_rel,
+                                                      std::memory_order_relaxed);
 }
 
 GOMP_API void* GOMP_single_copy_start(void) {
@@ -428,15 +438,27 @@ std::atomic<int> unnamed_critical{0};
 std::atomic<int> atomic_lock{0};
 }  // namespace
 
-GOMP_API void GOMP_critical_start(void) { lock_word(unnamed_critical); }
-GOMP_API void GOMP_critical_end(void) { unlock_word(unnamed_critical); }
+GOMP_API void GOMP_critical_start(void) {
+  lock_word(unnamed_critical);
+}
+GOMP_API void GOMP_critical_end(void) {
+  unlock_word(unnamed_critical);
+}
 
 // gcc passes the address of a zero-initialised pointer-sized common symbol per name: its first
 // four bytes are the lock word.
-GOMP_API void GOMP_critical_name_start(void** slot) { lock_word(*reinterpret_cast<std::atomic<int>*>(slot)); }
-GOMP_API void GOMP_critical_name_end(void** slot) { unlock_word(*reinterpret_cast<std::atomic<int>*>(slot)); }
+GOMP_API void GOMP_critical_name_start(void** slot) {
+  lock_word(*reinterpret_cast<std::atomic<int>*>(slot));
+}
+GOMP_API void GOMP_critical_name_end(void** slot) {
+  unlock_word(*reinterpret_cast<std::atomic<int>*>(slot));
+}
 
-GOMP_API void GOMP_atomic_start(void) { lock_word(atomic_lock); }
-GOMP_API void GOMP_atomic_end(void) { unlock_word(atomic_lock); }
+GOMP_API void GOMP_atomic_start(void) {
+  lock_word(atomic_lock);
+}
+GOMP_API void GOMP_atomic_end(void) {
+  unlock_word(atomic_lock);
+}
 
 }  // extern "C"

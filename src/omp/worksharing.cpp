@@ -65,7 +65,9 @@ bool claim(member& m, workshare*& out) {
   }
 }
 
-void publish(member& m) { m.ws->stage.store(3 * m.ws_index + 2, std::memory_order_release); }
+void publish(member& m) {
+  m.ws->stage.store(3 * m.ws_index + 2, std::memory_order_release);
+}
 
 core::taskgroup* open_group(worker& w) {
   core::taskgroup_begin(w);
@@ -141,7 +143,9 @@ std::uint64_t count_signed(long start, long end, long incr) {
 }
 
 std::uint64_t count_unsigned(bool up, unsigned long long start, unsigned long long end, unsigned long long incr) {
-  if (up) return end > start ? static_cast<std::uint64_t>((static_cast<unsigned __int128>(end - start) + incr - 1) / incr) : 0;
+  if (up)
+    return end > start ? static_cast<std::uint64_t>((static_cast<unsigned __int128>(end - start) + incr - 1) / incr)
+                       : 0;
   unsigned long long step = -incr;
   return start > end ? static_cast<std::uint64_t>((static_cast<unsigned __int128>(start - end) + step - 1) / step) : 0;
 }
@@ -284,7 +288,8 @@ void doacross_post(const Int* v) {
   workshare& ws = *m.ws;
   if (!ws.doacross) return;
   std::uint64_t flat = 0;
-  for (std::size_t d = 1; d < ws.doacross_counts.size(); ++d) flat = flat * ws.doacross_counts[d] + static_cast<std::uint64_t>(v[d]);
+  for (std::size_t d = 1; d < ws.doacross_counts.size(); ++d)
+    flat = flat * ws.doacross_counts[d] + static_cast<std::uint64_t>(v[d]);
   ws.doacross[static_cast<std::uint64_t>(v[0])].store(flat + 1, std::memory_order_release);
 }
 
@@ -479,11 +484,11 @@ using namespace weft::omp;
 extern "C" {
 
 // --- signed loops -------------------------------------------------------------------------------
-#define WEFT_LOOP_START(name, kind_expr)                                                             \
-  GOMP_API bool name(long start, long end, long incr, long chunk, long* istart, long* iend) {        \
-    long c = chunk;                                                                                  \
-    int kind = resolve_schedule(kind_expr, c);                                                       \
-    return start_loop(signed_loop(start, end, incr, kind, c), istart, iend);                         \
+#define WEFT_LOOP_START(name, kind_expr)                                                      \
+  GOMP_API bool name(long start, long end, long incr, long chunk, long* istart, long* iend) { \
+    long c = chunk;                                                                           \
+    int kind = resolve_schedule(kind_expr, c);                                                \
+    return start_loop(signed_loop(start, end, incr, kind, c), istart, iend);                  \
   }
 WEFT_LOOP_START(GOMP_loop_static_start, sched_static)
 WEFT_LOOP_START(GOMP_loop_dynamic_start, sched_dynamic)
@@ -492,11 +497,11 @@ WEFT_LOOP_START(GOMP_loop_nonmonotonic_dynamic_start, sched_dynamic)
 WEFT_LOOP_START(GOMP_loop_nonmonotonic_guided_start, sched_guided)
 #undef WEFT_LOOP_START
 
-#define WEFT_LOOP_RUNTIME_START(name)                                                          \
-  GOMP_API bool name(long start, long end, long incr, long* istart, long* iend) {              \
-    long c = 0;                                                                                \
-    int kind = resolve_schedule(0, c);                                                         \
-    return start_loop(signed_loop(start, end, incr, kind, c), istart, iend);                   \
+#define WEFT_LOOP_RUNTIME_START(name)                                             \
+  GOMP_API bool name(long start, long end, long incr, long* istart, long* iend) { \
+    long c = 0;                                                                   \
+    int kind = resolve_schedule(0, c);                                            \
+    return start_loop(signed_loop(start, end, incr, kind, c), istart, iend);      \
   }
 WEFT_LOOP_RUNTIME_START(GOMP_loop_runtime_start)
 WEFT_LOOP_RUNTIME_START(GOMP_loop_nonmonotonic_runtime_start)
@@ -510,13 +515,13 @@ GOMP_API bool GOMP_loop_start(long start, long end, long incr, long sched, long 
   return start_loop_extras(signed_loop(start, end, incr, kind, c), istart, iend, reductions, mem);
 }
 
-#define WEFT_ORDERED_START(name, kind_expr)                                                          \
-  GOMP_API bool name(long start, long end, long incr, long chunk, long* istart, long* iend) {        \
-    long c = chunk;                                                                                  \
-    int kind = resolve_schedule(kind_expr, c);                                                       \
-    loop_spec s = signed_loop(start, end, incr, kind, c);                                            \
-    s.ordered = true;                                                                                \
-    return start_loop(s, istart, iend);                                                              \
+#define WEFT_ORDERED_START(name, kind_expr)                                                   \
+  GOMP_API bool name(long start, long end, long incr, long chunk, long* istart, long* iend) { \
+    long c = chunk;                                                                           \
+    int kind = resolve_schedule(kind_expr, c);                                                \
+    loop_spec s = signed_loop(start, end, incr, kind, c);                                     \
+    s.ordered = true;                                                                         \
+    return start_loop(s, istart, iend);                                                       \
   }
 WEFT_ORDERED_START(GOMP_loop_ordered_static_start, sched_static)
 WEFT_ORDERED_START(GOMP_loop_ordered_dynamic_start, sched_dynamic)
@@ -531,8 +536,8 @@ GOMP_API bool GOMP_loop_ordered_runtime_start(long start, long end, long incr, l
   return start_loop(s, istart, iend);
 }
 
-GOMP_API bool GOMP_loop_ordered_start(long start, long end, long incr, long sched, long chunk, long* istart,
-                                      long* iend, std::uintptr_t* reductions, void** mem) {
+GOMP_API bool GOMP_loop_ordered_start(long start, long end, long incr, long sched, long chunk, long* istart, long* iend,
+                                      std::uintptr_t* reductions, void** mem) {
   long c = chunk;
   int kind = resolve_schedule(static_cast<int>(sched), c);
   loop_spec s = signed_loop(start, end, incr, kind, c);
@@ -540,8 +545,10 @@ GOMP_API bool GOMP_loop_ordered_start(long start, long end, long incr, long sche
   return start_loop_extras(s, istart, iend, reductions, mem);
 }
 
-#define WEFT_LOOP_NEXT(name) \
-  GOMP_API bool name(long* istart, long* iend) { return next_signed(istart, iend); }
+#define WEFT_LOOP_NEXT(name)                     \
+  GOMP_API bool name(long* istart, long* iend) { \
+    return next_signed(istart, iend);            \
+  }
 WEFT_LOOP_NEXT(GOMP_loop_static_next)
 WEFT_LOOP_NEXT(GOMP_loop_dynamic_next)
 WEFT_LOOP_NEXT(GOMP_loop_guided_next)
@@ -556,9 +563,15 @@ WEFT_LOOP_NEXT(GOMP_loop_ordered_guided_next)
 WEFT_LOOP_NEXT(GOMP_loop_ordered_runtime_next)
 #undef WEFT_LOOP_NEXT
 
-GOMP_API void GOMP_loop_end(void) { end_loop(true); }
-GOMP_API void GOMP_loop_end_nowait(void) { end_loop(false); }
-GOMP_API bool GOMP_loop_end_cancel(void) { return end_loop_cancel(); }
+GOMP_API void GOMP_loop_end(void) {
+  end_loop(true);
+}
+GOMP_API void GOMP_loop_end_nowait(void) {
+  end_loop(false);
+}
+GOMP_API bool GOMP_loop_end_cancel(void) {
+  return end_loop_cancel();
+}
 
 GOMP_API void GOMP_ordered_start(void) {
   member& m = current();
@@ -570,12 +583,12 @@ GOMP_API void GOMP_ordered_start(void) {
 GOMP_API void GOMP_ordered_end(void) {}
 
 // --- combined parallel loops ----------------------------------------------------------------------
-#define WEFT_PARALLEL_LOOP(name, kind_expr)                                                                \
+#define WEFT_PARALLEL_LOOP(name, kind_expr)                                                                  \
   GOMP_API void name(void (*fn)(void*), void* data, unsigned n, long start, long end, long incr, long chunk, \
-                     unsigned flags) {                                                                     \
-    long c = chunk;                                                                                        \
-    int kind = resolve_schedule(kind_expr, c);                                                             \
-    run_parallel_loop(fn, data, n, signed_loop(start, end, incr, kind, c), flags);                         \
+                     unsigned flags) {                                                                       \
+    long c = chunk;                                                                                          \
+    int kind = resolve_schedule(kind_expr, c);                                                               \
+    run_parallel_loop(fn, data, n, signed_loop(start, end, incr, kind, c), flags);                           \
   }
 WEFT_PARALLEL_LOOP(GOMP_parallel_loop_static, sched_static)
 WEFT_PARALLEL_LOOP(GOMP_parallel_loop_dynamic, sched_dynamic)
@@ -584,12 +597,11 @@ WEFT_PARALLEL_LOOP(GOMP_parallel_loop_nonmonotonic_dynamic, sched_dynamic)
 WEFT_PARALLEL_LOOP(GOMP_parallel_loop_nonmonotonic_guided, sched_guided)
 #undef WEFT_PARALLEL_LOOP
 
-#define WEFT_PARALLEL_LOOP_RUNTIME(name)                                                                \
-  GOMP_API void name(void (*fn)(void*), void* data, unsigned n, long start, long end, long incr,        \
-                     unsigned flags) {                                                                  \
-    long c = 0;                                                                                         \
-    int kind = resolve_schedule(0, c);                                                                  \
-    run_parallel_loop(fn, data, n, signed_loop(start, end, incr, kind, c), flags);                      \
+#define WEFT_PARALLEL_LOOP_RUNTIME(name)                                                                           \
+  GOMP_API void name(void (*fn)(void*), void* data, unsigned n, long start, long end, long incr, unsigned flags) { \
+    long c = 0;                                                                                                    \
+    int kind = resolve_schedule(0, c);                                                                             \
+    run_parallel_loop(fn, data, n, signed_loop(start, end, incr, kind, c), flags);                                 \
   }
 WEFT_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_runtime)
 WEFT_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_nonmonotonic_runtime)
@@ -597,11 +609,11 @@ WEFT_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_maybe_nonmonotonic_runtime)
 #undef WEFT_PARALLEL_LOOP_RUNTIME
 
 // Legacy split forms: the caller runs fn and then GOMP_parallel_end.
-#define WEFT_PARALLEL_LOOP_START(name, kind_expr)                                                           \
+#define WEFT_PARALLEL_LOOP_START(name, kind_expr)                                                              \
   GOMP_API void name(void (*fn)(void*), void* data, unsigned n, long start, long end, long incr, long chunk) { \
-    long c = chunk;                                                                                         \
-    int kind = resolve_schedule(kind_expr, c);                                                              \
-    launch(parallel_loop(fn, data, n, signed_loop(start, end, incr, kind, c), 0));                          \
+    long c = chunk;                                                                                            \
+    int kind = resolve_schedule(kind_expr, c);                                                                 \
+    launch(parallel_loop(fn, data, n, signed_loop(start, end, incr, kind, c), 0));                             \
   }
 WEFT_PARALLEL_LOOP_START(GOMP_parallel_loop_static_start, sched_static)
 WEFT_PARALLEL_LOOP_START(GOMP_parallel_loop_dynamic_start, sched_dynamic)
@@ -618,13 +630,13 @@ GOMP_API void GOMP_parallel_loop_runtime_start(void (*fn)(void*), void* data, un
 // --- unsigned long long loops -----------------------------------------------------------------------
 typedef unsigned long long ull;
 
-#define WEFT_ULL_START(name, kind_expr, ordered_flag)                                                         \
-  GOMP_API bool name(bool up, ull start, ull end, ull incr, ull chunk, ull* istart, ull* iend) {              \
-    long c = static_cast<long>(chunk);                                                                        \
-    int kind = resolve_schedule(kind_expr, c);                                                                \
-    loop_spec s = unsigned_loop(up, start, end, incr, kind, static_cast<ull>(c));                             \
-    s.ordered = ordered_flag;                                                                                 \
-    return start_loop_ull(s, istart, iend);                                                                   \
+#define WEFT_ULL_START(name, kind_expr, ordered_flag)                                            \
+  GOMP_API bool name(bool up, ull start, ull end, ull incr, ull chunk, ull* istart, ull* iend) { \
+    long c = static_cast<long>(chunk);                                                           \
+    int kind = resolve_schedule(kind_expr, c);                                                   \
+    loop_spec s = unsigned_loop(up, start, end, incr, kind, static_cast<ull>(c));                \
+    s.ordered = ordered_flag;                                                                    \
+    return start_loop_ull(s, istart, iend);                                                      \
   }
 WEFT_ULL_START(GOMP_loop_ull_static_start, sched_static, false)
 WEFT_ULL_START(GOMP_loop_ull_dynamic_start, sched_dynamic, false)
@@ -636,13 +648,13 @@ WEFT_ULL_START(GOMP_loop_ull_ordered_dynamic_start, sched_dynamic, true)
 WEFT_ULL_START(GOMP_loop_ull_ordered_guided_start, sched_guided, true)
 #undef WEFT_ULL_START
 
-#define WEFT_ULL_RUNTIME_START(name, ordered_flag)                                               \
-  GOMP_API bool name(bool up, ull start, ull end, ull incr, ull* istart, ull* iend) {            \
-    long c = 0;                                                                                  \
-    int kind = resolve_schedule(0, c);                                                           \
-    loop_spec s = unsigned_loop(up, start, end, incr, kind, static_cast<ull>(c));                \
-    s.ordered = ordered_flag;                                                                    \
-    return start_loop_ull(s, istart, iend);                                                      \
+#define WEFT_ULL_RUNTIME_START(name, ordered_flag)                                    \
+  GOMP_API bool name(bool up, ull start, ull end, ull incr, ull* istart, ull* iend) { \
+    long c = 0;                                                                       \
+    int kind = resolve_schedule(0, c);                                                \
+    loop_spec s = unsigned_loop(up, start, end, incr, kind, static_cast<ull>(c));     \
+    s.ordered = ordered_flag;                                                         \
+    return start_loop_ull(s, istart, iend);                                           \
   }
 WEFT_ULL_RUNTIME_START(GOMP_loop_ull_runtime_start, false)
 WEFT_ULL_RUNTIME_START(GOMP_loop_ull_nonmonotonic_runtime_start, false)
@@ -673,8 +685,10 @@ GOMP_API bool GOMP_loop_ull_ordered_start(bool up, ull start, ull end, ull incr,
   return ull_start_generic(up, start, end, incr, sched, chunk, istart, iend, reductions, mem, true);
 }
 
-#define WEFT_ULL_NEXT(name) \
-  GOMP_API bool name(ull* istart, ull* iend) { return next_unsigned(istart, iend); }
+#define WEFT_ULL_NEXT(name)                    \
+  GOMP_API bool name(ull* istart, ull* iend) { \
+    return next_unsigned(istart, iend);        \
+  }
 WEFT_ULL_NEXT(GOMP_loop_ull_static_next)
 WEFT_ULL_NEXT(GOMP_loop_ull_dynamic_next)
 WEFT_ULL_NEXT(GOMP_loop_ull_guided_next)
@@ -690,10 +704,10 @@ WEFT_ULL_NEXT(GOMP_loop_ull_ordered_runtime_next)
 #undef WEFT_ULL_NEXT
 
 // --- doacross -----------------------------------------------------------------------------------------
-#define WEFT_DOACROSS_START(name, kind_expr)                                                        \
-  GOMP_API bool name(unsigned ncounts, long* counts, long chunk, long* istart, long* iend) {        \
-    bool ok;                                                                                        \
-    return doacross_start<long>(ncounts, counts, kind_expr, chunk, istart, iend, &ok);              \
+#define WEFT_DOACROSS_START(name, kind_expr)                                                 \
+  GOMP_API bool name(unsigned ncounts, long* counts, long chunk, long* istart, long* iend) { \
+    bool ok;                                                                                 \
+    return doacross_start<long>(ncounts, counts, kind_expr, chunk, istart, iend, &ok);       \
   }
 WEFT_DOACROSS_START(GOMP_loop_doacross_static_start, sched_static)
 WEFT_DOACROSS_START(GOMP_loop_doacross_dynamic_start, sched_dynamic)
@@ -705,8 +719,8 @@ GOMP_API bool GOMP_loop_doacross_runtime_start(unsigned ncounts, long* counts, l
   return doacross_start<long>(ncounts, counts, 0, 0, istart, iend, &ok);
 }
 
-GOMP_API bool GOMP_loop_doacross_start(unsigned ncounts, long* counts, long sched, long chunk, long* istart,
-                                       long* iend, std::uintptr_t* reductions, void** mem) {
+GOMP_API bool GOMP_loop_doacross_start(unsigned ncounts, long* counts, long sched, long chunk, long* istart, long* iend,
+                                       std::uintptr_t* reductions, void** mem) {
   if (reductions) fatal("task reductions on a doacross loop (ordered(n) with reduction(task, ...)) are not supported");
   bool ok;
   bool got = doacross_start<long>(ncounts, counts, static_cast<int>(sched), chunk, istart, iend, &ok);
@@ -718,10 +732,10 @@ GOMP_API bool GOMP_loop_doacross_start(unsigned ncounts, long* counts, long sche
   return got;
 }
 
-#define WEFT_ULL_DOACROSS_START(name, kind_expr)                                                    \
-  GOMP_API bool name(unsigned ncounts, ull* counts, ull chunk, ull* istart, ull* iend) {            \
-    bool ok;                                                                                        \
-    return doacross_start<ull>(ncounts, counts, kind_expr, chunk, istart, iend, &ok);               \
+#define WEFT_ULL_DOACROSS_START(name, kind_expr)                                         \
+  GOMP_API bool name(unsigned ncounts, ull* counts, ull chunk, ull* istart, ull* iend) { \
+    bool ok;                                                                             \
+    return doacross_start<ull>(ncounts, counts, kind_expr, chunk, istart, iend, &ok);    \
   }
 WEFT_ULL_DOACROSS_START(GOMP_loop_ull_doacross_static_start, sched_static)
 WEFT_ULL_DOACROSS_START(GOMP_loop_ull_doacross_dynamic_start, sched_dynamic)
@@ -733,15 +747,19 @@ GOMP_API bool GOMP_loop_ull_doacross_runtime_start(unsigned ncounts, ull* counts
   return doacross_start<ull>(ncounts, counts, 0, 0, istart, iend, &ok);
 }
 
-GOMP_API bool GOMP_loop_ull_doacross_start(unsigned ncounts, ull* counts, long sched, ull chunk, ull* istart,
-                                           ull* iend, std::uintptr_t* reductions, void** mem) {
+GOMP_API bool GOMP_loop_ull_doacross_start(unsigned ncounts, ull* counts, long sched, ull chunk, ull* istart, ull* iend,
+                                           std::uintptr_t* reductions, void** mem) {
   if (reductions || mem) fatal("task reductions or a team-shared block on a doacross loop are not supported");
   bool ok;
   return doacross_start<ull>(ncounts, counts, static_cast<int>(sched), chunk, istart, iend, &ok);
 }
 
-GOMP_API void GOMP_doacross_post(long* counts) { doacross_post(counts); }
-GOMP_API void GOMP_doacross_ull_post(ull* counts) { doacross_post(counts); }
+GOMP_API void GOMP_doacross_post(long* counts) {
+  doacross_post(counts);
+}
+GOMP_API void GOMP_doacross_ull_post(ull* counts) {
+  doacross_post(counts);
+}
 
 GOMP_API void GOMP_doacross_wait(long first, ...) {
   va_list ap;
@@ -783,8 +801,14 @@ GOMP_API void GOMP_parallel_sections_start(void (*fn)(void*), void* data, unsign
   launch(parallel_loop(fn, data, n, sections_spec(count), 0));
 }
 
-GOMP_API void GOMP_sections_end(void) { end_loop(true); }
-GOMP_API void GOMP_sections_end_nowait(void) { end_loop(false); }
-GOMP_API bool GOMP_sections_end_cancel(void) { return end_loop_cancel(); }
+GOMP_API void GOMP_sections_end(void) {
+  end_loop(true);
+}
+GOMP_API void GOMP_sections_end_nowait(void) {
+  end_loop(false);
+}
+GOMP_API bool GOMP_sections_end_cancel(void) {
+  return end_loop_cancel();
+}
 
 }  // extern "C"
