@@ -251,7 +251,10 @@ void setup_doacross(workshare& ws, unsigned ncounts, const std::uint64_t* counts
 }
 
 template <class Int>
-bool doacross_start(unsigned ncounts, const Int* counts, int sched, Int chunk, Int* istart, Int* iend, bool* ok_out) {
+// mem (the generic entry points): *mem bytes in, the team-shared zeroed block out.
+bool doacross_start(unsigned ncounts, const Int* counts, int sched, Int chunk, Int* istart, Int* iend,
+                    std::uintptr_t* reductions = nullptr, void** mem = nullptr) {
+  if (reductions) fatal("task reductions on a doacross loop (ordered(n) with reduction(task, ...)) are not supported");
   member& m = current();
   long c = static_cast<long>(chunk);
   int kind = resolve_schedule(sched, c);
@@ -269,11 +272,13 @@ bool doacross_start(unsigned ncounts, const Int* counts, int sched, Int chunk, I
     std::vector<std::uint64_t> cs(ncounts);
     for (unsigned i = 0; i < ncounts; ++i) cs[i] = static_cast<std::uint64_t>(counts[i]);
     setup_doacross(*ws, ncounts, cs.data());
+    if (mem)
+      ws->mem = std::calloc(1, reinterpret_cast<std::uintptr_t>(*mem) ? reinterpret_cast<std::uintptr_t>(*mem) : 1);
     publish(m);
   }
+  if (mem) *mem = ws->mem;
   m.static_round = 0;
   m.ticket = -1;
-  *ok_out = true;
   if (!istart) return true;
   std::uint64_t first, last;
   if (!next_chunk(m, first, last)) return false;
@@ -704,54 +709,32 @@ WEFT_ULL_NEXT(GOMP_loop_ull_ordered_runtime_next)
 #undef WEFT_ULL_NEXT
 
 // --- doacross -----------------------------------------------------------------------------------------
-#define WEFT_DOACROSS_START(name, kind_expr)                                                 \
-  GOMP_API bool name(unsigned ncounts, long* counts, long chunk, long* istart, long* iend) { \
-    bool ok;                                                                                 \
-    return doacross_start<long>(ncounts, counts, kind_expr, chunk, istart, iend, &ok);       \
+#define WEFT_DOACROSS_START(name, Int, kind_expr)                                        \
+  GOMP_API bool name(unsigned ncounts, Int* counts, Int chunk, Int* istart, Int* iend) { \
+    return doacross_start<Int>(ncounts, counts, kind_expr, chunk, istart, iend);         \
   }
-WEFT_DOACROSS_START(GOMP_loop_doacross_static_start, sched_static)
-WEFT_DOACROSS_START(GOMP_loop_doacross_dynamic_start, sched_dynamic)
-WEFT_DOACROSS_START(GOMP_loop_doacross_guided_start, sched_guided)
+WEFT_DOACROSS_START(GOMP_loop_doacross_static_start, long, sched_static)
+WEFT_DOACROSS_START(GOMP_loop_doacross_dynamic_start, long, sched_dynamic)
+WEFT_DOACROSS_START(GOMP_loop_doacross_guided_start, long, sched_guided)
+WEFT_DOACROSS_START(GOMP_loop_ull_doacross_static_start, ull, sched_static)
+WEFT_DOACROSS_START(GOMP_loop_ull_doacross_dynamic_start, ull, sched_dynamic)
+WEFT_DOACROSS_START(GOMP_loop_ull_doacross_guided_start, ull, sched_guided)
 #undef WEFT_DOACROSS_START
 
 GOMP_API bool GOMP_loop_doacross_runtime_start(unsigned ncounts, long* counts, long* istart, long* iend) {
-  bool ok;
-  return doacross_start<long>(ncounts, counts, 0, 0, istart, iend, &ok);
+  return doacross_start<long>(ncounts, counts, 0, 0, istart, iend);
+}
+GOMP_API bool GOMP_loop_ull_doacross_runtime_start(unsigned ncounts, ull* counts, ull* istart, ull* iend) {
+  return doacross_start<ull>(ncounts, counts, 0, 0, istart, iend);
 }
 
 GOMP_API bool GOMP_loop_doacross_start(unsigned ncounts, long* counts, long sched, long chunk, long* istart, long* iend,
                                        std::uintptr_t* reductions, void** mem) {
-  if (reductions) fatal("task reductions on a doacross loop (ordered(n) with reduction(task, ...)) are not supported");
-  bool ok;
-  bool got = doacross_start<long>(ncounts, counts, static_cast<int>(sched), chunk, istart, iend, &ok);
-  if (mem) {
-    member& m = current();
-    if (!m.ws->mem) fatal("GOMP_loop_doacross_start: team-shared block requested; not supported");
-    *mem = m.ws->mem;
-  }
-  return got;
+  return doacross_start<long>(ncounts, counts, static_cast<int>(sched), chunk, istart, iend, reductions, mem);
 }
-
-#define WEFT_ULL_DOACROSS_START(name, kind_expr)                                         \
-  GOMP_API bool name(unsigned ncounts, ull* counts, ull chunk, ull* istart, ull* iend) { \
-    bool ok;                                                                             \
-    return doacross_start<ull>(ncounts, counts, kind_expr, chunk, istart, iend, &ok);    \
-  }
-WEFT_ULL_DOACROSS_START(GOMP_loop_ull_doacross_static_start, sched_static)
-WEFT_ULL_DOACROSS_START(GOMP_loop_ull_doacross_dynamic_start, sched_dynamic)
-WEFT_ULL_DOACROSS_START(GOMP_loop_ull_doacross_guided_start, sched_guided)
-#undef WEFT_ULL_DOACROSS_START
-
-GOMP_API bool GOMP_loop_ull_doacross_runtime_start(unsigned ncounts, ull* counts, ull* istart, ull* iend) {
-  bool ok;
-  return doacross_start<ull>(ncounts, counts, 0, 0, istart, iend, &ok);
-}
-
 GOMP_API bool GOMP_loop_ull_doacross_start(unsigned ncounts, ull* counts, long sched, ull chunk, ull* istart, ull* iend,
                                            std::uintptr_t* reductions, void** mem) {
-  if (reductions || mem) fatal("task reductions or a team-shared block on a doacross loop are not supported");
-  bool ok;
-  return doacross_start<ull>(ncounts, counts, static_cast<int>(sched), chunk, istart, iend, &ok);
+  return doacross_start<ull>(ncounts, counts, static_cast<int>(sched), chunk, istart, iend, reductions, mem);
 }
 
 GOMP_API void GOMP_doacross_post(long* counts) {
