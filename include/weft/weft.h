@@ -33,7 +33,10 @@ typedef enum weft_status {
   WEFT_ERR_OUT_OF_MEMORY = 6,
   WEFT_ERR_TASK_FAILED = 7,      /* a child reported an error: fetch it with weft_take_error */
   WEFT_ERR_BUSY = 8,             /* finalize inside a task or on another thread than init's */
-  WEFT_ERR_ARGS_TOO_LARGE = 9    /* argument block over WEFT_MAX_ARGS_SIZE */
+  WEFT_ERR_ARGS_TOO_LARGE = 9,   /* argument block over WEFT_MAX_ARGS_SIZE */
+  WEFT_ERR_EVENT_FULFILLED = 10, /* weft_event_fulfill on an event already fulfilled (count times) */
+  WEFT_ERR_EVENT_BOUND = 11,     /* weft_event_bind on an event already bound to a task */
+  WEFT_ERR_STALLED = 12          /* finalize: tasks wait on events nobody fulfilled (see stderr) */
 } weft_status;
 
 /* Dependence types, OpenMP 5.2 semantics among sibling tasks. */
@@ -48,7 +51,8 @@ typedef enum weft_dep_type {
 /* Task flags (bitwise or). */
 enum {
   WEFT_TASK_DEFAULT = 0,
-  WEFT_TASK_UNDEFERRED = 1 /* run at submit on the submitting thread once its dependences are met */
+  WEFT_TASK_UNDEFERRED = 1, /* run at submit on the submitting thread once its dependences are met */
+  WEFT_TASK_TIED = 2        /* once started, resumes only on the worker it started on after a wait */
 };
 
 /* Largest argument block copied into a task; blocks up to WEFT_INLINE_ARGS_SIZE live inside the
@@ -103,6 +107,39 @@ WEFT_API int weft_report_error(void *payload, void (*release)(void *payload));
  * payload from another language's, and free what it does not understand). */
 WEFT_API void *weft_take_error(void (**release)(void *payload));
 
+/* --- suspension: events, yielding, pollers ----------------------------------------------------
+ * A task that waits (taskwait, an event, an undeferred child) gives its core back: its stack is set
+ * aside and the worker runs other tasks; the task resumes on whichever worker picks it up (the
+ * same one for WEFT_TASK_TIED tasks). A task that never waits pays nothing for this. */
+typedef struct weft_event weft_event_t;
+/* An event fulfilled by `count` calls of weft_event_fulfill (count >= 1). NULL on error. */
+WEFT_API weft_event_t *weft_event_create(unsigned count);
+/* From any thread, a poller or a task. WEFT_ERR_EVENT_FULFILLED past the count. */
+WEFT_API int weft_event_fulfill(weft_event_t *event);
+/* The same, async-signal-safe: lock-free steps only; a worker finishes the completion. */
+WEFT_API int weft_event_fulfill_from_signal(weft_event_t *event);
+/* 1 when fulfilled, 0 when not, or a negative weft_status. */
+WEFT_API int weft_event_test(weft_event_t *event);
+/* Suspends the calling task (or main program) until the event is fulfilled. */
+WEFT_API int weft_event_wait(weft_event_t *event);
+/* Binds the event to the calling task's completion: the task's body may return at once, but its
+ * successors, taskwait and taskgroup see it complete only once the event is fulfilled. One task
+ * per event (WEFT_ERR_EVENT_BOUND); a task may bind several events. */
+WEFT_API int weft_event_bind(weft_event_t *event);
+/* Releases the creator's reference: the event is freed once fulfilled (now, if it is). */
+WEFT_API int weft_event_destroy(weft_event_t *event);
+/* A scheduling point: other ready tasks may run before the caller continues. */
+WEFT_API int weft_taskyield(void);
+
+typedef struct weft_poller weft_poller_t;
+/* fn(arg) returns non-zero when it made progress (completed a request, fulfilled an event). */
+typedef int (*weft_poller_fn)(void *arg);
+/* Registers fn: workers call it at scheduling points and while idle, never two at once. At most
+ * 64 pollers; NULL when full or fn is NULL. Works before weft_init too. */
+WEFT_API weft_poller_t *weft_poller_register(weft_poller_fn fn, void *arg);
+/* After it returns, fn is not running and will not be called again. Not from inside fn. */
+WEFT_API int weft_poller_unregister(weft_poller_t *poller);
+
 /* --- queries ---------------------------------------------------------------------------------- */
 
 WEFT_API int weft_num_workers(void);
@@ -124,6 +161,9 @@ typedef struct weft_stats {
   uint64_t throttle_waits;    /* times a producer ran work instead of creating over a bound */
   uint64_t max_live_tasks;    /* approximate high-water mark of live tasks */
   uint64_t task_bytes;        /* bytes of one task descriptor */
+  uint64_t suspensions;       /* contexts set aside by a blocking task (parked or yielded) */
+  uint64_t resumes;
+  uint64_t fibers;            /* fiber stacks made so far */
 } weft_stats_t;
 /* Sums the per-worker counters. Exact when no task is running. */
 WEFT_API int weft_get_stats(weft_stats_t *stats);

@@ -2,6 +2,7 @@
 #include <weft/weft.h>
 
 #include "core/engine.hpp"
+#include "fiber/event.hpp"
 
 using namespace weft::core;
 
@@ -31,7 +32,7 @@ bool valid_type(weft_dep_type t) { return t >= WEFT_DEP_IN && t <= WEFT_DEP_INOU
 extern "C" {
 
 weft_task_t* weft_task_create(weft_task_fn fn, const void* args, size_t args_size, unsigned flags) {
-  if (!fn || (flags & ~static_cast<unsigned>(WEFT_TASK_UNDEFERRED))) {
+  if (!fn || (flags & ~static_cast<unsigned>(WEFT_TASK_UNDEFERRED | WEFT_TASK_TIED))) {
     fail(WEFT_ERR_INVALID_ARGUMENT);
     return nullptr;
   }
@@ -51,6 +52,7 @@ weft_task_t* weft_task_create(weft_task_fn fn, const void* args, size_t args_siz
     fail(WEFT_ERR_OUT_OF_MEMORY);
     return nullptr;
   }
+  if (flags & WEFT_TASK_TIED) t->run_flags = run_tied;
   if (args && args_size) {
     if (args_size <= WEFT_INLINE_ARGS_SIZE && args_size % 8 == 0) {
       // Word-sized blocks (the usual firstprivate packs): inline word copies, no call.
@@ -148,6 +150,69 @@ void* weft_take_error(void (**release)(void*)) {
   return take_error(*w, release);
 }
 
+int weft_taskyield(void) {
+  worker* w = current_worker;
+  if (!w) return fail(instance ? WEFT_ERR_NOT_A_WORKER : WEFT_ERR_NOT_INITIALIZED);
+  taskyield(*w);
+  return WEFT_OK;
+}
+
+weft_event_t* weft_event_create(unsigned count) {
+  if (count == 0 || count > 0x7fffffffu) {
+    fail(WEFT_ERR_INVALID_ARGUMENT);
+    return nullptr;
+  }
+  int status = WEFT_OK;
+  worker* w = caller(status);
+  if (!w) {
+    fail(status);
+    return nullptr;
+  }
+  return reinterpret_cast<weft_event_t*>(weft::fiber::create_event(*w, static_cast<std::int32_t>(count)));
+}
+
+int weft_event_fulfill(weft_event_t* e) {
+  if (!e) return fail(WEFT_ERR_INVALID_ARGUMENT);
+  if (!instance) return fail(WEFT_ERR_NOT_INITIALIZED);
+  int status = weft::fiber::fulfil_event(reinterpret_cast<weft::fiber::event*>(e), false);
+  return status == WEFT_OK ? WEFT_OK : fail(status);
+}
+
+int weft_event_fulfill_from_signal(weft_event_t* e) {
+  // No fail(): last_error is thread-local storage a signal handler should not touch first.
+  if (!e) return WEFT_ERR_INVALID_ARGUMENT;
+  if (!instance) return WEFT_ERR_NOT_INITIALIZED;
+  return weft::fiber::fulfil_event(reinterpret_cast<weft::fiber::event*>(e), true);
+}
+
+int weft_event_test(weft_event_t* e) {
+  if (!e) return -fail(WEFT_ERR_INVALID_ARGUMENT);
+  return reinterpret_cast<weft::fiber::event*>(e)->count.load(std::memory_order_acquire) == 0;
+}
+
+int weft_event_wait(weft_event_t* e) {
+  if (!e) return fail(WEFT_ERR_INVALID_ARGUMENT);
+  worker* w = current_worker;
+  if (!w) return fail(instance ? WEFT_ERR_NOT_A_WORKER : WEFT_ERR_NOT_INITIALIZED);
+  return weft::fiber::wait_event(*w, reinterpret_cast<weft::fiber::event*>(e));
+}
+
+int weft_event_bind(weft_event_t* e) {
+  if (!e) return fail(WEFT_ERR_INVALID_ARGUMENT);
+  worker* w = current_worker;
+  if (!w) return fail(instance ? WEFT_ERR_NOT_A_WORKER : WEFT_ERR_NOT_INITIALIZED);
+  if (w->current->flags & flag_root) return fail(WEFT_ERR_INVALID_ARGUMENT);  // not inside a task
+  int status = weft::fiber::bind_event(*w, reinterpret_cast<weft::fiber::event*>(e));
+  return status == WEFT_OK ? WEFT_OK : fail(status);
+}
+
+int weft_event_destroy(weft_event_t* e) {
+  if (!e) return fail(WEFT_ERR_INVALID_ARGUMENT);
+  worker* w = current_worker;
+  if (!w) return fail(instance ? WEFT_ERR_NOT_A_WORKER : WEFT_ERR_NOT_INITIALIZED);
+  return weft::fiber::destroy_event(*w, reinterpret_cast<weft::fiber::event*>(e));
+}
+
 int weft_last_error(void) { return last_error; }
 
 const char* weft_strerror(int status) {
@@ -162,6 +227,9 @@ const char* weft_strerror(int status) {
     case WEFT_ERR_TASK_FAILED: return "a child task reported an error (weft_take_error returns it)";
     case WEFT_ERR_BUSY: return "not allowed here (weft_finalize inside a task or on another thread than weft_init's)";
     case WEFT_ERR_ARGS_TOO_LARGE: return "argument block larger than WEFT_MAX_ARGS_SIZE";
+    case WEFT_ERR_EVENT_FULFILLED: return "the event was already fulfilled (as many times as its count)";
+    case WEFT_ERR_EVENT_BOUND: return "the event is already bound to a task";
+    case WEFT_ERR_STALLED: return "tasks still wait on events that nobody fulfilled (listed on stderr)";
     default: return "unknown weft status";
   }
 }

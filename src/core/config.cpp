@@ -114,6 +114,9 @@ bool config::from_environment(config& c, std::string& error) {
     c.stack_size = static_cast<std::size_t>(n * unit);
   }
   v = 0;
+  if (!parse_int("WEFT_WATCHDOG", 0, 86400, v, error)) return false;
+  c.watchdog_seconds = static_cast<int>(v);
+  v = 0;
   if (!parse_int("WEFT_DISPLAY_ENV", 0, 1, v, error)) return false;
   c.display_env = v != 0;
   return true;
@@ -130,7 +133,9 @@ std::string config::describe() const {
      << "  WEFT_MAX_PRIORITY=" << max_priority << "\n"
      << "  WEFT_MAX_TASKS=" << max_tasks << "\n"
      << "  WEFT_MAX_READY=" << max_ready << "\n"
-     << "  WEFT_STACKSIZE=" << stack_size << (stack_size ? "" : " (system default)") << "\n";
+     << "  WEFT_STACKSIZE=" << stack_size << (stack_size ? "" : " (system default)")
+     << " (threads and the fibers tasks run on)\n"
+     << "  WEFT_WATCHDOG=" << watchdog_seconds << (watchdog_seconds ? " s" : " (off)") << "\n";
   return os.str();
 }
 

@@ -20,7 +20,8 @@ struct config {
   std::int64_t max_tasks = 0;     // 0: default computed from the worker count
   std::int64_t max_ready = 0;     // per producer; 0: default
   bool display_env = false;
-  std::size_t stack_size = 0;     // WEFT_STACKSIZE: worker thread stacks (bytes; K/M/G suffixes)
+  std::size_t stack_size = 0;     // WEFT_STACKSIZE: worker thread and fiber stacks (bytes; K/M/G suffixes)
+  int watchdog_seconds = 0;       // WEFT_WATCHDOG: report when nothing progressed this long (0: off)
 
   // Parses WEFT_* variables. On a malformed value, error names the variable and what it accepts.
   static bool from_environment(config& out, std::string& error);

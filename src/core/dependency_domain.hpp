@@ -75,6 +75,10 @@ struct parent_state {
   taskgroup* current_group = nullptr;
   std::atomic<error_box*> error{nullptr};
   error_box* claimed = nullptr;
+  // The context parked in this task's taskwait (or waiting for its undeferred child), and the
+  // ticket its waker presents (see fiber::notify).
+  std::atomic<fiber::context*> waiting_context{nullptr};
+  std::atomic<std::uint64_t> waiting_ticket{0};
 };
 
 }  // namespace weft::core

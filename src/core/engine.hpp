@@ -20,6 +20,8 @@ void drop_ref(worker& w, task* t);
 // Called when t's last predecessor is gone: mutexes, then the ready queues.
 void predecessors_done(worker& w, task* t, bool may_run_next);
 int taskwait(worker& w);
+// A scheduling point: lets other ready work run first when there is some.
+void taskyield(worker& w);
 // Reports the children this worker finished and has not yet told their parent about, and settles
 // its taskgroup account (group_created).
 void flush_finished_children(worker& w);
@@ -41,11 +43,20 @@ bool finish_linking(task* t, int added);
 
 // --- scheduler (sched/scheduler.cpp) ----------------------------------------------------------
 void make_ready(worker& w, task* t, bool may_run_next);
-// Runs other work until done() holds. Used by taskwait, taskgroup end, throttling, finalize.
+// Runs ready work on this stack until done() holds: for waits that every ready task serves (team
+// barriers, finalize). Returns the worker it ends on.
 template <class Done>
-void run_until(worker& w, Done&& done);
+worker& run_until(worker& w, Done&& done);
+// Waits until cond() holds, for a waker that makes it true and then calls wake_published on the
+// same slots. run_here(worker&) may run something the wait needs on this stack (true when it ran
+// something). Otherwise the context parks. cond() must read with seq_cst. Returns the worker the
+// wait ends on (another one when the context was untied and moved).
+template <class Cond, class RunHere>
+worker& wait_published(worker& w, std::atomic<fiber::context*>& slot_context, std::atomic<std::uint64_t>& slot_ticket,
+                       Cond&& cond, RunHere&& run_here, fiber::wait_kind why, const void* on);
 task* find_work(worker& w);
 task* find_child_work(worker& w);  // a ready child of w.current, or null
+task* find_group_work(worker& w, taskgroup* g);  // a ready task counted in g, or null
 void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins);
 void throttle(worker& w);
 
@@ -93,6 +104,46 @@ void wait_group(worker& w, taskgroup* g);
 // has been called, in either order, on any worker.
 void hold_completion(task* t);
 void release_completion(worker& w, task* t);
+
+// --- suspension (sched/suspension.cpp) -----------------------------------------------------------
+// A task whose wait cannot be served by running what it waits for on its own stack parks its
+// context; the worker goes on with a loop fiber, and the context resumes on the worker that picks
+// it up (its own when tied). Ready-queue items with the low bit set are contexts to resume.
+inline task* resume_item(fiber::context* c) {
+  return reinterpret_cast<task*>(reinterpret_cast<std::uintptr_t>(c) | 1);
+}
+inline fiber::context* resumable_of(task* item) {
+  auto v = reinterpret_cast<std::uintptr_t>(item);
+  return v & 1 ? reinterpret_cast<fiber::context*>(v & ~std::uintptr_t{1}) : nullptr;
+}
+// The scheduling loop of every worker; runs on loop fibers, never returns.
+void worker_loop();
+// Runs on a worker's thread: moves its scheduling loop onto a fiber until the runtime stops.
+void run_worker_thread(worker& w);
+// Starts a wait of the running context: a fresh ticket to publish with the context.
+std::uint64_t begin_wait(worker& w);
+// Parks the running context until notify(ctx, ticket) makes it resumable (the caller published
+// them and re-checked its condition after). Returns the worker it resumed on.
+worker& park(worker& w, std::uint64_t ticket, fiber::wait_kind why, const void* on);
+// Waits until ready(arg) by setting the running context aside on this worker's yielded list; the
+// worker's loop resumes it when ready holds or when it has nothing else to run. `to`: a context to
+// resume now, or null for a loop fiber. Never migrates.
+worker& yield_until(worker& w, bool (*ready)(void*), void* arg, fiber::wait_kind why, fiber::context* to = nullptr);
+// After notify() returned true: queue ctx to be resumed (from any thread; `signal_safe` keeps to
+// lock-free pushes and a futex wake, for signal handlers and foreign threads).
+void make_resumable(fiber::context* ctx, bool signal_safe = false);
+// Wakes the context published in (slot_context, slot_ticket), if it is parked on that ticket.
+void wake_published(const std::atomic<fiber::context*>& slot_context, const std::atomic<std::uint64_t>& slot_ticket);
+// A context yielded on this worker whose condition holds (or, when idle, the oldest), or null.
+fiber::context* take_yielded(worker& w, bool idle);
+// A context this worker must resume (inbox), or null.
+fiber::context* take_resumable(worker& w);
+// True when waits on the running context may run what they wait for on its stack.
+bool stack_has_room(const worker& w);
+// Finished-event completions and contexts queued by foreign threads and signal handlers.
+void run_deferred(worker& w);
+extern std::atomic<bool> deferred_pending;
+void release_fibers(runtime& rt);
 
 // --- counters ---------------------------------------------------------------------------------
 std::int64_t live_tasks();

@@ -10,6 +10,7 @@
 
 #include "core/config.hpp"
 #include "core/task.hpp"
+#include "fiber/context.hpp"
 #include "sched/block_pool.hpp"
 #include "sched/idle.hpp"
 #include "sched/priority_lane.hpp"
@@ -54,6 +55,8 @@ struct worker_counters {
   std::atomic<std::uint64_t> steals{0};
   std::atomic<std::uint64_t> throttle_waits{0};
   std::atomic<std::uint64_t> max_live{0};
+  std::atomic<std::uint64_t> suspensions{0};  // contexts parked or yielded
+  std::atomic<std::uint64_t> resumes{0};
 
   static void bump(std::atomic<std::uint64_t>& c, std::uint64_t by = 1) {
     c.store(c.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
@@ -68,8 +71,9 @@ struct pending_access {
 };
 
 struct alignas(64) worker {
-  worker(int id, sched::block_depot& tasks, sched::block_depot& blocks, sched::block_depot& groups)
-      : id(id), task_cache(tasks), successor_cache(blocks), group_cache(groups) {}
+  worker(int id, sched::block_depot& tasks, sched::block_depot& blocks, sched::block_depot& groups,
+         sched::block_depot& events)
+      : id(id), task_cache(tasks), successor_cache(blocks), group_cache(groups), event_cache(events) {}
 
   const int id;
   sched::work_deque<task*> deque;    // its queue in the root gang (and in a gang of its own)
@@ -94,6 +98,7 @@ struct alignas(64) worker {
   sched::block_cache task_cache;
   sched::block_cache successor_cache;
   sched::block_cache group_cache;
+  sched::block_cache event_cache;
   std::vector<pending_access> accesses;   // declared on tasks being built
   std::vector<task*> redirect_worklist;   // redirect nodes ready to complete
   std::vector<parent_state*> spare_states;
@@ -105,6 +110,17 @@ struct alignas(64) worker {
   alignas(64) std::atomic<std::uint32_t> sleep_word{0};
   std::atomic<gang_job*> job{nullptr};  // set by whoever recruits this pooled worker
   std::unique_ptr<gang> own_gang;       // an adopted thread's gang of one
+  // Execution contexts (see fiber/context.hpp). The running one, the thread's own stack, loop
+  // fibers kept for the next suspension, contexts yielded here (resumed by this worker only), and
+  // contexts others made resumable for this worker (lock-free; the owner takes them all at once).
+  fiber::context* context = nullptr;
+  fiber::context thread_context;
+  fiber::context* spare_fibers = nullptr;
+  int spare_count = 0;
+  fiber::context* yielded = nullptr;
+  fiber::context* resume_next = nullptr;  // taken from the inbox, not yet resumed (owner only)
+  alignas(64) std::atomic<fiber::context*> inbox{nullptr};
+  std::uint64_t ticket_seq = 0;
   task root;                      // implicit task of this worker's thread
   pthread_t thread{};             // started by the runtime when has_thread (not for adopted threads)
   bool has_thread = false;
@@ -125,6 +141,7 @@ struct runtime {
   sched::block_depot task_depot{task_size, 64};
   sched::block_depot successor_depot{task_size, 64};
   sched::block_depot group_depot{task_size, 16};
+  sched::block_depot event_depot{64, 64};
   std::vector<std::unique_ptr<worker>> workers{max_workers};
   std::mutex grow_lock;           // adding workers, recruiting pooled ones (not on a task path)
   std::vector<int> pool;          // ids of pooled workers without a job (under grow_lock)
@@ -136,6 +153,9 @@ struct runtime {
   // Ready tasks of priority > 0 (or all tasks under WEFT_SCHEDULE=priority), highest level first.
   std::atomic<sched::priority_lane<task*>*> lanes[64] = {};  // levels 0..max_priority, made on first use
   alignas(64) std::atomic<std::int64_t> priority_ready{0};
+  std::size_t fiber_stack = 0;    // bytes per fiber stack
+  std::mutex fiber_lock;          // spare loop fibers beyond the workers' own (rare path)
+  std::vector<fiber::context*> spare_fibers;
   alignas(64) std::atomic<bool> stopping{false};
 };
 

@@ -8,6 +8,10 @@
 #include <cstddef>
 #include <cstdint>
 
+namespace weft::fiber {
+struct context;
+}
+
 namespace weft::core {
 
 struct parent_state;
@@ -29,6 +33,11 @@ inline constexpr std::int64_t in_taskwait = std::int64_t{1} << 50;
 
 // waiter value of an undeferred task once it may run (its submitter then runs it).
 inline constexpr std::int16_t undeferred_ready = -2;
+
+enum run_flag : std::uint8_t {
+  run_held = 1,  // completion also waits for bound events (hold_completion)
+  run_tied = 2,  // once started, runs only on the worker it started on (OpenMP tied tasks)
+};
 
 enum task_flag : std::uint8_t {
   flag_submitted = 1,      // handed to the runtime: depend/priority/submit now refused
@@ -52,12 +61,12 @@ struct alignas(64) task {
   std::atomic<std::uint32_t> successors;  // slot count | successors_closed
   std::atomic<std::int32_t> refs;  // execution + dependency domain
   std::uint8_t door_bits;          // owned by the door that created the task (OpenMP: final)
-  std::uint8_t held;               // completion held by an event (hold_completion)
+  std::uint8_t run_flags;          // run_held, run_tied
   std::uint8_t layout_pad[2];      // keeps pending in the first line, the producer's fields in the second
-  std::atomic<std::int32_t> holds; // body + event, while held
+  std::atomic<std::int32_t> holds; // body + bound events, while held
   std::uint32_t domain_refs;       // producer only: how many access records name this task
   std::uint16_t home;              // worker whose pool it came from (statistics, locality)
-  std::atomic<std::int16_t> waiter;  // worker blocked in this task's taskwait, or -1
+  std::atomic<std::int16_t> waiter;  // undeferred: undeferred_ready once it may run, else -1
   std::atomic<std::int64_t> pending;  // see body_running
   union {
     std::int64_t children_created;  // producer only (the thread running this task)
@@ -103,11 +112,12 @@ static_assert(sizeof(successor_block) == task_size);
 struct alignas(64) taskgroup {
   std::atomic<std::int64_t> pending;  // descendants not finished (+ in_taskwait while waited on)
   taskgroup* outer;                   // enclosing group opened by the same task
-  std::atomic<int> waiter;            // worker blocked in taskgroup_end, or -1
   std::atomic<bool> cancelled;        // OpenMP cancel taskgroup: tasks not yet started are skipped
   task* owner;                        // the task that opened it
   void* reductions;                   // OpenMP task-reduction descriptor registered in it, or null
-  unsigned char pad[task_size - 40];
+  std::atomic<fiber::context*> waiting_context;  // the context parked in taskgroup end, its ticket
+  std::atomic<std::uint64_t> waiting_ticket;
+  unsigned char pad[task_size - 56];
 };
 static_assert(sizeof(taskgroup) == task_size);
 

@@ -22,7 +22,7 @@ void init_descriptor(worker& w, task* t, weft_task_fn fn, std::uint8_t flags) {
   t->flags = flags;
   t->mutexes_held = 0;
   t->door_bits = 0;
-  t->held = 0;
+  t->run_flags = 0;
   t->successors.store(0, std::memory_order_relaxed);
   t->refs.store(1, std::memory_order_relaxed);
   t->domain_refs = 0;
@@ -160,8 +160,9 @@ void notify_parent_by(worker& w, task* parent, std::int64_t finished) {
   // acq_rel: the children's effects reach the parent's taskwait; the last child sees the parent's.
   std::int64_t left = parent->pending.fetch_sub(finished, std::memory_order_acq_rel) - finished;
   if (left == in_taskwait) {
-    int waiter = parent->waiter.load(std::memory_order_relaxed);
-    if (waiter >= 0) sched::idle_park::wake(instance->workers[waiter]->sleep_word);
+    // The parent waits in taskwait (it made its state before counting itself in): wake it.
+    parent_state* ps = parent->state.load(std::memory_order_acquire);
+    wake_published(ps->waiting_context, ps->waiting_ticket);
   } else if (left == 0) {
     fully_done(w, parent);
   }
@@ -184,10 +185,9 @@ void notify_parent(worker& w, task* parent) {
 void notify_group_by(taskgroup* g, std::int64_t finished) {
   std::int64_t left = g->pending.fetch_sub(finished, std::memory_order_acq_rel) - finished;
   if (left == in_taskwait) {
-    // A stale read here (group already recycled) can only cause a spurious wake-up: groups come
-    // from a type-stable pool.
-    int waiter = g->waiter.load(std::memory_order_relaxed);
-    if (waiter >= 0) sched::idle_park::wake(instance->workers[waiter]->sleep_word);
+    // A stale read here (group already recycled) finds a stale ticket and wakes nothing: groups
+    // come from a type-stable pool.
+    wake_published(g->waiting_context, g->waiting_ticket);
   }
 }
 
@@ -406,10 +406,10 @@ int submit_task(worker& w, task* t) {
     count = static_cast<int>(mine.size());
   }
   if (undeferred) {
-    // An extra reference keeps t alive until this thread has run it; the waiter field names the
-    // thread to hand it back to. Both are set before any predecessor can see t.
+    // An extra reference keeps t alive until this thread has run it. Set before any predecessor
+    // can see t, like the parent's state, where make_ready finds the context to wake.
     t->refs.store(t->refs.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    t->waiter.store(static_cast<std::int16_t>(w.id), std::memory_order_relaxed);
+    state_of(w, parent);
   }
 
   int added = 0;
@@ -422,26 +422,20 @@ int submit_task(worker& w, task* t) {
   }
 
   if (undeferred) {
-    // make_ready hands the task back to this thread instead of queueing it (see scheduler).
+    // make_ready hands the task back to this thread instead of queueing it (see scheduler); the
+    // submitter's context parks meanwhile.
     if (finish_linking(t, added)) predecessors_done(w, t, false);
-    run_until(w, [t] { return t->waiter.load(std::memory_order_acquire) == undeferred_ready; });
+    parent_state& waits = *parent->state.load(std::memory_order_relaxed);
+    worker& now = wait_published(
+        w, waits.waiting_context, waits.waiting_ticket,
+        [t] { return t->waiter.load(std::memory_order_seq_cst) == undeferred_ready; }, [](worker&) { return false; },
+        fiber::wait_kind::predecessors, t);
     t->waiter.store(-1, std::memory_order_relaxed);
-    execute_task(w, t);
-    drop_ref(w, t);
+    execute_task(now, t);
+    drop_ref(*current_worker, t);
     return WEFT_OK;
   }
-  if (finish_linking(t, added)) {
-    runtime& rt = *instance;
-    // Ready at birth while this producer already has max_ready tasks queued: run it now rather
-    // than queue it and run the newest (the same choice, without the round trip through the deque).
-    if (w.queue->owner_holds_at_least(rt.max_ready) && t->priority == 0 && !t->mutex_group && w.nesting < max_nesting &&
-        rt.cfg.schedule == schedule_policy::depth) {
-      worker_counters::bump(w.counters.throttle_waits);
-      execute_task(w, t);
-    } else {
-      predecessors_done(w, t, false);
-    }
-  }
+  if (finish_linking(t, added)) predecessors_done(w, t, false);
   return WEFT_OK;
 }
 
@@ -453,17 +447,29 @@ void execute_task(worker& w, task* t) {
   task* saved = w.current;
   w.current = t;
   ++w.nesting;
+  fiber::context* ctx = w.context;
+  bool tied = t->run_flags & run_tied;
+  if (tied) ++ctx->tied_frames;  // the stack it runs on may not move to another worker now
   t->fn(t->arguments());
-  --w.nesting;
-  w.current = saved;
-  // A held task completes with the second of its body's end and its event's release.
-  if (t->held && t->holds.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  finish_body(w, t);
+  // If t blocked, it resumed on the worker that picked its context up (the same one when tied).
+  worker& now = *current_worker;
+  if (tied) --ctx->tied_frames;
+  --now.nesting;
+  now.current = saved;
+  // A held task completes with the last of its body's end and its events' release.
+  if ((t->run_flags & run_held) && t->holds.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  finish_body(now, t);
 }
 
 void hold_completion(task* t) {
-  t->held = 1;
-  t->holds.store(2, std::memory_order_relaxed);
+  // Called by the task's creator before submit, or by the task itself while its body runs: no
+  // release can race with the first hold.
+  if (!(t->run_flags & run_held)) {
+    t->run_flags |= run_held;
+    t->holds.store(2, std::memory_order_relaxed);
+  } else {
+    t->holds.fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 void release_completion(worker& w, task* t) {
@@ -501,7 +507,7 @@ void begin_frame(task* t, task* parent, taskgroup* group) {
   t->mutex_group = nullptr;
   t->flags = flag_root | flag_submitted;
   t->door_bits = 0;
-  t->held = 0;
+  t->run_flags = 0;
   t->refs.store(1, std::memory_order_relaxed);
   t->waiter.store(-1, std::memory_order_relaxed);
   t->pending.store(body_running, std::memory_order_relaxed);
@@ -510,8 +516,9 @@ void begin_frame(task* t, task* parent, taskgroup* group) {
   t->group = group;
 }
 
-void end_frame(worker& w, task* t) {
-  if (t->children_created) taskwait(w);  // w.current == t; its children name it as their parent
+void end_frame(worker& w0, task* t) {
+  if (t->children_created) taskwait(w0);  // w.current == t; its children name it as their parent
+  worker& w = *current_worker;          // the wait may have moved an untied context
   if (parent_state* ps = t->state.load(std::memory_order_relaxed)) {
     ps->domain.clear(w);
     discard_errors(ps, true);
@@ -521,11 +528,22 @@ void end_frame(worker& w, task* t) {
 }
 
 void wait_group(worker& w, taskgroup* g) {
-  g->waiter.store(w.id, std::memory_order_relaxed);
-  if (g->pending.fetch_add(in_taskwait, std::memory_order_acq_rel) != 0)
-    run_until(w, [g] { return g->pending.load(std::memory_order_acquire) == in_taskwait; });
+  flush_finished_children(w);
+  if (g->pending.fetch_add(in_taskwait, std::memory_order_acq_rel) != 0) {
+    // Members of g may run here (they are what the wait needs); anything else runs elsewhere.
+    worker& now = wait_published(
+        w, g->waiting_context, g->waiting_ticket,
+        [g] { return g->pending.load(std::memory_order_seq_cst) == in_taskwait; },
+        [g](worker& v) {
+          if (!stack_has_room(v)) return false;
+          task* t = find_group_work(v, g);
+          if (t) execute_task(v, t);
+          return t != nullptr;
+        },
+        fiber::wait_kind::taskgroup, g);
+    (void)now;
+  }
   g->pending.store(0, std::memory_order_relaxed);  // nothing counted in g is left to race with
-  g->waiter.store(-1, std::memory_order_relaxed);
 }
 
 parent_state& state_of(worker& w, task* t) {
@@ -547,17 +565,29 @@ parent_state& state_of(worker& w, task* t) {
 int taskwait(worker& w) {
   flush_finished_children(w);
   task* c = w.current;
+  worker* now = &w;
   if (c->children_created != 0) {
-    c->waiter.store(static_cast<std::int16_t>(w.id), std::memory_order_relaxed);
+    parent_state& waits = state_of(w, c);  // before counting in: the last child looks here
     std::int64_t delta = body_running - c->children_created - in_taskwait;
-    // acq_rel: children that already finished are visible; the waiter id is published.
-    if (c->pending.fetch_sub(delta, std::memory_order_acq_rel) - delta != in_taskwait)
-      run_until(w, [c] { return c->pending.load(std::memory_order_acquire) == in_taskwait; });
+    // acq_rel: children that already finished are visible; the state is published.
+    if (c->pending.fetch_sub(delta, std::memory_order_acq_rel) - delta != in_taskwait) {
+      // Its own children run here while the stack has room: the wait needs them anyway, so
+      // nothing unrelated piles up above the waiting task. Otherwise the context parks.
+      now = &wait_published(
+          w, waits.waiting_context, waits.waiting_ticket,
+          [c] { return c->pending.load(std::memory_order_seq_cst) == in_taskwait; },
+          [](worker& v) {
+            if (!stack_has_room(v)) return false;
+            task* t = find_child_work(v);
+            if (t) execute_task(v, t);
+            return t != nullptr;
+          },
+          fiber::wait_kind::children, c);
+    }
     c->pending.store(body_running, std::memory_order_relaxed);  // no child left to race with
     c->children_created = 0;
-    c->waiter.store(-1, std::memory_order_relaxed);
     // Every sibling has finished: their access records can only create pruned edges now.
-    if (parent_state* ps = c->state.load(std::memory_order_relaxed)) ps->domain.clear(w);
+    waits.domain.clear(*now);
   }
   parent_state* ps = c->state.load(std::memory_order_acquire);
   if (ps) {
@@ -575,7 +605,7 @@ int taskgroup_begin(worker& w) {
   auto* g = static_cast<taskgroup*>(w.group_cache.allocate());
   g->pending.store(0, std::memory_order_relaxed);
   g->outer = ps.current_group;
-  g->waiter.store(-1, std::memory_order_relaxed);
+  g->waiting_context.store(nullptr, std::memory_order_relaxed);
   g->cancelled.store(false, std::memory_order_relaxed);
   g->owner = w.current;
   g->reductions = nullptr;
@@ -589,7 +619,7 @@ int taskgroup_end(worker& w) {
   taskgroup* g = ps->current_group;
   wait_group(w, g);
   ps->current_group = g->outer;
-  w.group_cache.release(g);
+  current_worker->group_cache.release(g);  // the wait may have moved an untied context
   if (error_box* b = ps->error.exchange(nullptr, std::memory_order_acquire)) {
     discard_errors(ps, false);
     ps->claimed = b;

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "core/dependency_domain.hpp"
+#include "fiber/event.hpp"
 #include "omp/gomp_abi.h"
 #include "omp/omp_internal.hpp"
 
@@ -18,57 +19,13 @@ namespace {
 enum door_bit : std::uint8_t { door_final = 1 };
 
 // --- detach events -------------------------------------------------------------------------------
-// A handle is the event's address with a 16-bit generation in the top bits, so a stale or doubled
-// omp_fulfill_event is caught instead of completing an unrelated task.
-struct event {
-  task* owner = nullptr;
-  std::atomic<int> state{0};  // 0 free, 1 armed, 2 fulfilled
-  std::uint16_t generation = 0;
-  bool pinned = false;  // an undeferred task's creator still waits on it
-};
-constexpr int event_free = 0, event_armed = 1, event_fulfilled = 2;
+// omp_event_handle_t is an engine event's address with its 16-bit generation in the top bits, so a
+// stale or doubled omp_fulfill_event is caught instead of completing an unrelated task.
 constexpr int generation_shift = 48;
 
-std::mutex events_lock;
-std::vector<std::unique_ptr<event>> all_events;
-std::unordered_set<event*> known_events;
-std::size_t scan = 0;
-
-std::uintptr_t arm_event(task* t, event*& out) {
-  std::lock_guard<std::mutex> lock(events_lock);
-  event* e = nullptr;
-  for (std::size_t i = 0; i < all_events.size() && !e; ++i) {
-    event* c = all_events[(scan + i) % all_events.size()].get();
-    int st = c->state.load(std::memory_order_acquire);
-    if (st == event_free || (st == event_fulfilled && !c->pinned)) {
-      e = c;
-      scan = (scan + i + 1) % all_events.size();
-    }
-  }
-  if (!e) {
-    all_events.push_back(std::make_unique<event>());
-    e = all_events.back().get();
-    known_events.insert(e);
-  }
-  e->owner = t;
-  ++e->generation;
-  e->pinned = false;
-  e->state.store(event_armed, std::memory_order_release);
-  out = e;
-  return reinterpret_cast<std::uintptr_t>(e) | (static_cast<std::uintptr_t>(e->generation) << generation_shift);
-}
-
-// Marks the event of `handle` fulfilled and returns the task it holds, or null for a handle that is
-// not armed (never made, already fulfilled, or reused since). Under the lock: arm_event may reuse
-// a fulfilled event as soon as its state says so.
-task* fulfil(std::uintptr_t handle) {
-  auto* e = reinterpret_cast<event*>(handle & ((std::uintptr_t{1} << generation_shift) - 1));
-  std::lock_guard<std::mutex> lock(events_lock);
-  if (!known_events.count(e) || e->generation != static_cast<std::uint16_t>(handle >> generation_shift)) return nullptr;
-  if (e->state.load(std::memory_order_relaxed) != event_armed) return nullptr;
-  task* t = e->owner;
-  e->state.store(event_fulfilled, std::memory_order_release);
-  return t;
+std::uintptr_t handle_of(fiber::event* e) {
+  auto generation = static_cast<std::uint16_t>(e->generation.load(std::memory_order_relaxed));
+  return reinterpret_cast<std::uintptr_t>(e) | (static_cast<std::uintptr_t>(generation) << generation_shift);
 }
 
 // --- task creation ---------------------------------------------------------------------------------
@@ -232,14 +189,19 @@ void spawn(worker& w, const task_request& r) {
     h->offset = static_cast<std::uint32_t>(data_at - reinterpret_cast<std::uintptr_t>(dst));
     dst = reinterpret_cast<char*>(data_at);
   }
-  event* ev = nullptr;
+  fiber::event* ev = nullptr;
   if (r.flags & GOMP_TASK_FLAG_DETACH) {
-    std::uintptr_t handle = arm_event(t, ev);
+    // The task's completion waits for the event; the event is freed once fulfilled (an undeferred
+    // task's creator keeps it until it has seen the fulfilment).
+    ev = fiber::create_event(w, 1);
+    std::uintptr_t handle = handle_of(ev);
     std::memcpy(r.detach, &handle, sizeof handle);
     std::memcpy(r.data, &handle, sizeof handle);  // gcc puts the task's copy of the event first
     core::hold_completion(t);
-    if (undeferred) ev->pinned = true;
+    ev->bound.store(t, std::memory_order_relaxed);  // published by submit
   }
+  // Tied unless untied: a tied task that blocks resumes on the thread it started on.
+  if (!(r.flags & GOMP_TASK_FLAG_UNTIED)) t->run_flags |= core::run_tied;
   if (r.cpyfn)
     r.cpyfn(dst, r.data);
   else if (r.arg_size)
@@ -253,11 +215,14 @@ void spawn(worker& w, const task_request& r) {
   }
   if (r.flags & GOMP_TASK_FLAG_DEPEND) add_depends(w, t, r.depend);
   core::submit_task(w, t);
-  if (ev && undeferred) {
+  if (ev) {
+    worker* now = core::current_worker;
     // An undeferred detached task's creator goes on only once the event is fulfilled.
-    core::run_until(w, [ev] { return ev->state.load(std::memory_order_acquire) == event_fulfilled; });
-    std::lock_guard<std::mutex> lock(events_lock);
-    ev->pinned = false;
+    if (undeferred) {
+      fiber::wait_event(*now, ev);
+      now = core::current_worker;
+    }
+    fiber::destroy_event(*now, ev);
   }
 }
 
@@ -399,12 +364,9 @@ GOMP_API void GOMP_taskwait_depend(void** depend) {
   weft::core::submit_task(w, t);
 }
 
-// A scheduling point: run one ready task if there is one (not deeper than a few levels, so a
-// yield loop cannot grow the stack without bound).
+// A scheduling point: the task steps aside while other ready work runs (no stack grows).
 GOMP_API void GOMP_taskyield(void) {
-  worker& w = self();
-  if (w.nesting >= 8) return;
-  if (task* t = weft::core::find_work(w)) weft::core::execute_task(w, t);
+  weft::core::taskyield(self());
 }
 
 GOMP_API void GOMP_taskgroup_start(void) {
@@ -476,12 +438,13 @@ GOMP_API void GOMP_taskloop_ull(void (*fn)(void*), void* data, void (*cpyfn)(voi
 }
 
 GOMP_API void omp_fulfill_event(std::uintptr_t handle) {
-  task* t = fulfil(handle);
-  if (!t) fatal("omp_fulfill_event: the event handle is not valid or was already fulfilled");
-  worker& w = self();
-  weft::core::release_completion(w, t);
-  // The caller may be a thread that never comes back to weft: report the completion now.
-  weft::core::flush_finished_children(w);
+  // Any thread may fulfil: a foreign one is not adopted (the completion is finished by a worker).
+  auto* e = reinterpret_cast<weft::fiber::event*>(handle & ((std::uintptr_t{1} << generation_shift) - 1));
+  auto generation = static_cast<std::uint16_t>(handle >> generation_shift);
+  if (!e || !weft::core::instance || !e->live.load(std::memory_order_acquire) ||
+      static_cast<std::uint16_t>(e->generation.load(std::memory_order_relaxed)) != generation ||
+      weft::fiber::fulfil_event(e, false) != WEFT_OK)
+    fatal("omp_fulfill_event: the event handle is not valid or was already fulfilled");
 }
 
 // --- cancellation ---------------------------------------------------------------------------------

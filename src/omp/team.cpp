@@ -27,7 +27,7 @@ std::mutex start_lock;
 void reset_group(core::taskgroup& g, task* owner, void* reductions) {
   g.pending.store(0, std::memory_order_relaxed);
   g.outer = nullptr;
-  g.waiter.store(-1, std::memory_order_relaxed);
+  g.waiting_context.store(nullptr, std::memory_order_relaxed);
   g.cancelled.store(false, std::memory_order_relaxed);
   g.owner = owner;
   g.reductions = reductions;

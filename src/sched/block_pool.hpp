@@ -68,6 +68,13 @@ class block_depot {
     }
     return slab;
   }
+  // Visits every block ever made (diagnostics: free blocks too; read their fields racily).
+  template <class F>
+  void for_each_block(F&& f) {
+    std::lock_guard<std::mutex> g(lock_);
+    for (void* s : slabs_)
+      for (std::size_t i = 0; i < batch_; ++i) f(static_cast<char*>(s) + i * block_size_);
+  }
 
  private:
   const std::size_t block_size_;

@@ -1,36 +1,84 @@
-// The loop a worker runs while it waits for a condition: it keeps its core busy with other ready
-// tasks, nesting them on its stack up to max_nesting (then only its own children), and parks
-// when there is nothing to run.
+// The waits a worker does while it holds a task: running what the wait needs on its stack,
+// parking the context otherwise, and (for team barriers and finalize) running any ready work.
 #pragma once
 
 #include <sched.h>
+
+#include "fiber/poller.hpp"
 
 namespace weft::core {
 
 inline constexpr int max_nesting = 256;
 
+template <class Cond, class RunHere>
+worker& wait_published(worker& w0, std::atomic<fiber::context*>& slot_context, std::atomic<std::uint64_t>& slot_ticket,
+                       Cond&& cond, RunHere&& run_here, fiber::wait_kind why, const void* on) {
+  worker* w = &w0;
+  for (;;) {
+    // The waited-for counts may sit in this worker's batch.
+    flush_finished_children(*w);
+    if (cond()) return *w;
+    if (run_here(*w)) {
+      w = current_worker;
+      continue;
+    }
+    std::uint64_t ticket = begin_wait(*w);
+    // seq_cst (with the re-check below and the waker's reads): the waker either finds this
+    // ticket or the re-check sees the condition it made true.
+    slot_context.store(w->context, std::memory_order_seq_cst);
+    slot_ticket.store(ticket, std::memory_order_seq_cst);
+    if (cond()) return *w;
+    w = &park(*w, ticket, why, on);
+  }
+}
+
 template <class Done>
-void run_until(worker& w, Done&& done) {
+worker& run_until(worker& w0, Done&& done) {
+  worker* w = &w0;
   int spins = 0;
+  auto ready = [](void* d) { return (*static_cast<std::remove_reference_t<Done>*>(d))(); };
   for (;;) {
     // done() may depend on counts this worker holds back: those of the waiting task's children or
     // of a taskgroup it opened. Counts for other tasks stay batched while there is work (a team
     // barrier's waiters run each other's tasks); idle_wait reports them before sleeping.
-    if ((w.batch_finished && w.batch_parent == w.current) ||
-        (w.group_owed && w.batch_group->owner == w.current))
-      flush_finished_children(w);
+    if ((w->batch_finished && w->batch_parent == w->current) ||
+        (w->group_owed && w->batch_group->owner == w->current))
+      flush_finished_children(*w);
     if (done()) break;
-    // Past the nesting bound only the waiting task's own children run here: they are what it
-    // waits for, so progress is guaranteed without piling unrelated work onto this stack.
-    task* t = w.nesting < max_nesting ? find_work(w) : find_child_work(w);
-    if (t) {
-      spins = 0;
-      execute_task(w, t);
+    // A context to resume (tied to this worker, or untied in its queue) runs while this one
+    // steps aside on the yielded list; so does a loop fiber when the stack runs short.
+    if (fiber::context* c = take_resumable(*w)) {
+      w = &yield_until(*w, ready, &done, fiber::wait_kind::barrier, c);
       continue;
     }
-    auto ready = [](void* d) { return (*static_cast<std::remove_reference_t<Done>*>(d))(); };
-    idle_wait(w, ready, &done, spins);
+    if (fiber::pollers_active()) fiber::poll_all(w->id);
+    if (deferred_pending.load(std::memory_order_relaxed)) run_deferred(*w);
+    if (!stack_has_room(*w)) {
+      w = &yield_until(*w, ready, &done, fiber::wait_kind::barrier);
+      continue;
+    }
+    if (task* t = find_work(*w)) {
+      spins = 0;
+      if (fiber::context* c = resumable_of(t)) {
+        w = &yield_until(*w, ready, &done, fiber::wait_kind::barrier, c);
+      } else {
+        execute_task(*w, t);
+        w = current_worker;
+      }
+      continue;
+    }
+    // Contexts that stepped aside on this worker (yielding tasks, throttled producers) are part of
+    // the work this wait may need.
+    if (w->yielded) {
+      if (fiber::context* c = take_yielded(*w, false)) {
+        spins = 0;
+        w = &yield_until(*w, ready, &done, fiber::wait_kind::barrier, c);
+        continue;
+      }
+    }
+    idle_wait(*w, ready, &done, spins);
   }
+  return *w;
 }
 
 template <class Ready>

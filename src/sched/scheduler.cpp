@@ -11,6 +11,8 @@
 
 #include "core/dependency_domain.hpp"
 #include "core/engine.hpp"
+#include "fiber/poller.hpp"
+#include "fiber/watchdog.hpp"
 
 namespace weft::core {
 
@@ -126,30 +128,10 @@ bool work_visible(runtime& rt, const gang& g) {
   return false;
 }
 
-void worker_main(runtime* rt, worker* w, hwloc_topology_t topo, hwloc_const_cpuset_t set) {
+void worker_main(worker* w, hwloc_topology_t topo, hwloc_const_cpuset_t set) {
   current_worker = w;
   if (set) hwloc_set_cpubind(topo, set, HWLOC_CPUBIND_THREAD);
-  int spins = 0;
-  auto stopping = [](void* r) { return static_cast<runtime*>(r)->stopping.load(std::memory_order_acquire); };
-  while (!rt->stopping.load(std::memory_order_acquire)) {
-    if (w->crew) {
-      if (task* t = find_work(*w)) {
-        spins = 0;
-        execute_task(*w, t);
-      } else {
-        idle_wait(*w, stopping, rt, spins);
-      }
-      continue;
-    }
-    // Pooled: wait for a job (a team to serve), run it, and go back to the pool.
-    wait_until(*w, [rt, w] { return w->job.load(std::memory_order_acquire) || rt->stopping.load(std::memory_order_acquire); });
-    if (gang_job* j = w->job.exchange(nullptr, std::memory_order_acquire)) {
-      j->run(j, *w);
-      w->crew = nullptr;
-      std::lock_guard<std::mutex> lock(rt->grow_lock);
-      rt->pool.push_back(w->id);
-    }
-  }
+  run_worker_thread(*w);  // the scheduling loop, on fibers, until the runtime stops
   current_worker = nullptr;
 }
 
@@ -248,10 +230,11 @@ void at_exit() {
 void make_ready(worker& w, task* t, bool may_run_next) {
   runtime& rt = *instance;
   if (t->flags & flag_undeferred) {
-    // Runs on the thread that submitted it, which waits for this signal (see submit_task).
-    int submitter = t->waiter.load(std::memory_order_relaxed);
-    t->waiter.store(undeferred_ready, std::memory_order_release);
-    if (submitter != w.id) sched::idle_park::wake(rt.workers[submitter]->sleep_word);
+    // Runs on the context that submitted it, which waits for this signal (see submit_task).
+    // seq_cst: pairs with the waiter's publication (see wait_published).
+    t->waiter.store(undeferred_ready, std::memory_order_seq_cst);
+    parent_state* ps = t->parent->state.load(std::memory_order_acquire);
+    wake_published(ps->waiting_context, ps->waiting_ticket);
     return;
   }
   if (t->priority > 0 || rt.cfg.schedule == schedule_policy::priority) {
@@ -285,22 +268,44 @@ task* find_work(worker& w) {
 task* find_child_work(worker& w) {
   runtime& rt = *instance;
   task* parent = w.current;
-  if (w.next && w.next->parent == parent) {
-    task* t = w.next;
-    w.next = nullptr;
-    return t;
-  }
   if (rt.priority_ready.load(std::memory_order_relaxed) > 0) {
     if (task* t = pop_priority(rt)) {
       if (t->parent == parent) return t;
       if (!push_priority(rt, t)) w.queue->push(t);
     }
   }
+  if (w.next && w.next->parent == parent) {
+    task* t = w.next;
+    w.next = nullptr;
+    return t;
+  }
   if (task* t = w.queue->pop()) {
-    if (t->parent == parent) return t;
+    if (!resumable_of(t) && t->parent == parent) return t;
     w.queue->push(t);
   }
   return nullptr;
+}
+
+task* find_group_work(worker& w, taskgroup* g) {
+  if (w.next && w.next->group == g) {
+    task* t = w.next;
+    w.next = nullptr;
+    return t;
+  }
+  if (task* t = w.queue->pop()) {
+    if (!resumable_of(t) && t->group == g) return t;
+    w.queue->push(t);
+  }
+  return nullptr;
+}
+
+void taskyield(worker& w) {
+  if (!w.crew) return;
+  // Nothing to let run here: no switch at all.
+  if (!w.next && w.queue->empty() && !w.inbox.load(std::memory_order_relaxed) && !w.resume_next &&
+      !work_visible(*instance, *w.crew))
+    return;
+  yield_until(w, [](void*) { return true; }, nullptr, fiber::wait_kind::yield);
 }
 
 void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins) {
@@ -308,7 +313,8 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins) {
   flush_finished_children(w);  // nothing to run: report finished children before waiting
   const int spin_rounds = rt.spin_rounds.load(std::memory_order_relaxed);
   constexpr int yield_rounds = 50;
-  if (ready(arg)) return;
+  if (fiber::pollers_active() && fiber::poll_all(w.id)) spins = 0;
+  if (ready(arg) || w.inbox.load(std::memory_order_relaxed)) return;
   ++spins;
   if (spins < spin_rounds) {
     for (int i = 0; i < 16; ++i) cpu_relax();
@@ -318,18 +324,24 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins) {
     sched_yield();
     return;
   }
+  // With pollers registered, idle workers keep calling them: sleep in short naps only.
+  bool polling = fiber::pollers_active();
   struct check {
     runtime* rt;
     const gang* crew;
     bool (*ready)(void*);
     void* arg;
-  } c{&rt, w.crew, ready, arg};
+    worker* w;
+  } c{&rt, w.crew, ready, arg, &w};
   // A waiter (taskwait, taskgroup) is woken by its last child; the timeout is a second line of
   // defence and costs one wake-up per 50 ms at most.
-  std::int64_t timeout = w.current == &w.root && w.nesting == 0 && w.id != 0 ? 0 : 50'000'000;
+  std::int64_t timeout = polling ? 50'000 : w.current == &w.root && w.nesting == 0 && w.id != 0 ? 0 : 50'000'000;
   w.crew->park.sleep(
       w.sleep_word,
-      [&c] { return c.ready(c.arg) || work_visible(*c.rt, *c.crew) || c.rt->stopping.load(std::memory_order_relaxed); },
+      [&c] {
+        return c.ready(c.arg) || work_visible(*c.rt, *c.crew) || c.rt->stopping.load(std::memory_order_relaxed) ||
+               c.w->inbox.load(std::memory_order_seq_cst) || deferred_pending.load(std::memory_order_seq_cst);
+      },
       timeout);
   spins = spin_rounds + yield_rounds - 1;  // after a wake-up, look for work once before sleeping
 }
@@ -370,7 +382,7 @@ void start_thread_of(worker& w) {
   auto* start = new std::pair<worker*, hwloc_const_cpuset_t>(&w, core_for(w.id));
   auto body = [](void* arg) -> void* {
     auto* p = static_cast<std::pair<worker*, hwloc_const_cpuset_t>*>(arg);
-    worker_main(instance, p->first, bind_topology(), p->second);
+    worker_main(p->first, bind_topology(), p->second);
     delete p;
     return nullptr;
   };
@@ -389,7 +401,7 @@ worker* add_worker(bool start_thread) {
     std::fprintf(stderr, "weft: more than %d threads requested; the runtime supports at most that many\n", max_workers);
     std::abort();
   }
-  auto w = std::make_unique<worker>(i, rt.task_depot, rt.successor_depot, rt.group_depot);
+  auto w = std::make_unique<worker>(i, rt.task_depot, rt.successor_depot, rt.group_depot, rt.event_depot);
   w->random_state = 0x9E3779B97F4A7C15ull * (i + 1);
   w->throttle_countdown = rt.throttle_interval;
   task& root = w->root;
@@ -399,6 +411,9 @@ worker* add_worker(bool start_thread) {
   root.waiter.store(-1, std::memory_order_relaxed);
   root.pending.store(body_running, std::memory_order_relaxed);
   w->current = &root;
+  w->context = &w->thread_context;
+  w->thread_context.owner = i;
+  w->thread_context.saved_current = &w->root;
   worker* raw = w.get();
   rt.workers[i] = std::move(w);
   rt.worker_count.store(i + 1, std::memory_order_release);  // publishes the slot
@@ -461,49 +476,48 @@ worker* adopt_thread() {
   adopted.w = w;
   adopted.rt = &rt;
   current_worker = w;
+  fiber::init_thread_context(&w->thread_context);
+  w->context = &w->thread_context;
   return w;
 }
 
-// Called by a producer before it creates a task. Over a bound it runs ready work instead of
-// creating more; if nothing is runnable here for a millisecond (the live tasks are all running or
-// blocked elsewhere), it proceeds, so a bound can never deadlock a dependency chain.
+// Called by a producer before it creates a task. Over a bound the producer steps aside (its
+// context is yielded) and its worker runs ready work until the bound is met again or nothing else
+// is runnable here (the live tasks all run or wait elsewhere), so a bound never deadlocks a graph
+// whose tasks wait for tasks not created yet. Never with a task half built on this worker (its
+// declared accesses are this worker's).
 void throttle(worker& w) {
   runtime& rt = *instance;
-  if (w.nesting >= max_nesting) return;
+  if (!w.accesses.empty() || !w.crew) return;
   if (w.queue->owner_holds_at_least(rt.max_ready + 1)) {
-    if (task* t = w.queue->pop()) {
-      worker_counters::bump(w.counters.throttle_waits);
-      execute_task(w, t);
-    }
+    worker_counters::bump(w.counters.throttle_waits);
+    yield_until(
+        w, [](void* q) { return !static_cast<sched::work_deque<task*>*>(q)->owner_holds_at_least(instance->max_ready / 2); },
+        w.queue, fiber::wait_kind::throttle);
+    return;
   }
   if (--w.throttle_countdown > 0) return;
   w.throttle_countdown = rt.throttle_interval;
   std::int64_t live = live_tasks();
   if (static_cast<std::uint64_t>(live) > w.counters.max_live.load(std::memory_order_relaxed))
     w.counters.max_live.store(static_cast<std::uint64_t>(live), std::memory_order_relaxed);
-  // Tasks on this worker's own stack cannot finish before it returns: they do not count.
-  auto over = [&] { return live_tasks() - w.nesting > rt.max_tasks; };
-  if (!over()) return;
+  if (live <= rt.max_tasks) return;
   worker_counters::bump(w.counters.throttle_waits);
-  std::int64_t low_water = rt.max_tasks - rt.max_tasks / 4;
-  auto last_progress = std::chrono::steady_clock::now();
-  bool progressed = false;
-  while (live_tasks() - w.nesting > low_water && w.nesting < max_nesting) {
-    if (task* t = find_work(w)) {
-      execute_task(w, t);
-      progressed = true;
-      continue;
-    }
-    // The clock is read only when nothing is runnable, not after every task.
-    auto now = std::chrono::steady_clock::now();
-    if (progressed) {
-      last_progress = now;
-      progressed = false;
-    } else if (now - last_progress > std::chrono::milliseconds(1)) {
-      break;
-    }
-    for (int i = 0; i < 64; ++i) cpu_relax();
-  }
+  // The bound is checked again every 64 resumption checks of the worker's loop (summing every
+  // worker's counters is not free).
+  struct low_water {
+    std::int64_t level;
+    int countdown;
+  } lw{rt.max_tasks - rt.max_tasks / 4, 0};
+  yield_until(
+      w,
+      [](void* a) {
+        auto& l = *static_cast<low_water*>(a);
+        if (l.countdown-- > 0) return false;
+        l.countdown = 64;
+        return live_tasks() <= l.level;
+      },
+      &lw, fiber::wait_kind::throttle);
 }
 
 void (*stop_hook)() = nullptr;
@@ -555,7 +569,9 @@ int start_runtime(const door_options& options) {
     else rt->pool.push_back(i);
   }
   std::reverse(rt->pool.begin(), rt->pool.end());  // recruit in id order
+  rt->fiber_stack = fiber::fiber_stack_size(cfg.stack_size);
   current_worker = rt->workers[0].get();
+  fiber::init_thread_context(&current_worker->thread_context);
   if (cfg.bind_cores) hwloc_set_cpubind(b->topology, b->core_sets[0], HWLOC_CPUBIND_THREAD);
   for (int i = 1; i < cfg.num_workers; ++i)
     start_thread_of(*rt->workers[i]);
@@ -563,6 +579,7 @@ int start_runtime(const door_options& options) {
     atexit_registered = true;
     std::atexit(at_exit);
   }
+  start_watchdog();
   if (cfg.display_env) {
     std::fprintf(stderr, "weft: runtime in use: weft %d.%d (%s), %d worker(s)\n%s  cores in the affinity mask: %d\n",
                  WEFT_VERSION_MAJOR, WEFT_VERSION_MINOR, options.door, cfg.num_workers, cfg.describe().c_str(), cores);
@@ -589,7 +606,7 @@ int weft_finalize(void) {
   // wait of their own: a node completes inside the finish of its last predecessor, before that
   // task counts as finished, and the nodes records still hold are released with the records.
   weft::core::taskwait(*w);
-  run_until(*w, [] { return live_tasks() == 0; });
+  if (!wait_for_all_tasks(*w)) return WEFT_ERR_STALLED;  // reported; the runtime stays as it is
   if (parent_state* ps = w->root.state.load(std::memory_order_relaxed)) {
     while (ps->current_group) taskgroup_end(*w);
     ps->domain.clear(*w);
@@ -604,6 +621,9 @@ int weft_finalize(void) {
     if (parent_state* ps = v.root.state.load(std::memory_order_relaxed)) delete ps;
     for (parent_state* ps : v.spare_states) delete ps;
   }
+  stop_watchdog();
+  release_fibers(*rt);
+  weft::fiber::clear_pollers();
   current_worker = nullptr;
   instance = nullptr;
   for (auto& lane : rt->lanes) delete lane.load(std::memory_order_relaxed);
@@ -639,8 +659,11 @@ int weft_get_stats(weft_stats_t* s) {
     s->steals += get(c.steals);
     s->throttle_waits += get(c.throttle_waits);
     s->max_live_tasks = std::max(s->max_live_tasks, get(c.max_live));
+    s->suspensions += get(c.suspensions);
+    s->resumes += get(c.resumes);
   }
   s->task_bytes = task_size;
+  s->fibers = static_cast<std::uint64_t>(weft::fiber::fibers_made());
   return WEFT_OK;
 }
 
@@ -655,7 +678,7 @@ int weft_reset_stats(void) {
   for (int i = 0; i < n; ++i) {
     auto& c = rt->workers[i]->counters;
     for (auto* v : {&c.tasks_created, &c.tasks_completed, &c.edges_created, &c.edges_elided, &c.edges_pruned,
-                    &c.redirect_nodes, &c.steals, &c.throttle_waits, &c.max_live})
+                    &c.redirect_nodes, &c.steals, &c.throttle_waits, &c.max_live, &c.suspensions, &c.resumes})
       v->store(0, std::memory_order_relaxed);
   }
   return WEFT_OK;

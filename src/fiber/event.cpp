@@ -1,0 +1,188 @@
+#include "fiber/event.hpp"
+
+#include <dlfcn.h>
+#include <weft/weft.h>
+
+#include <cstdio>
+
+#include "core/engine.hpp"
+
+namespace weft::core {
+// Completions of bound tasks whose events were fulfilled where a task cannot be completed (a
+// foreign thread, a signal handler): a lock-free list that workers drain at scheduling points.
+std::atomic<bool> deferred_pending{false};
+}  // namespace weft::core
+
+namespace weft::fiber {
+
+namespace {
+
+event_waiter* const fulfilled_mark = reinterpret_cast<event_waiter*>(1);
+std::atomic<event*> deferred{nullptr};
+std::atomic<std::uint64_t> fulfilled_count{0};
+
+void free_event(core::worker& w, event* e) {
+  e->live.store(false, std::memory_order_relaxed);
+  w.event_cache.release(e);
+}
+
+void drop_ref(core::worker* w, event* e) {
+  // acq_rel: whoever frees e has seen every other holder's last use.
+  if (e->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (w) {
+    free_event(*w, e);
+    return;
+  }
+  // No worker here: a worker frees it (the completion list carries it).
+  e->deferred_task.store(nullptr, std::memory_order_relaxed);
+  e->refs.store(1, std::memory_order_relaxed);  // the list's reference
+  event* head = deferred.load(std::memory_order_relaxed);
+  do e->link = head;
+  while (!deferred.compare_exchange_weak(head, e, std::memory_order_release, std::memory_order_relaxed));
+  core::deferred_pending.store(true, std::memory_order_seq_cst);
+  core::runtime& rt = *core::instance;
+  sched::idle_park::wake(rt.workers[0]->sleep_word);
+}
+
+// The last fulfilment: wake the waiters, complete the bound task, drop the unfulfilled reference.
+void complete(event* e, bool signal_safe) {
+  fulfilled_count.fetch_add(1, std::memory_order_relaxed);
+  event_waiter* w = e->waiters.exchange(fulfilled_mark, std::memory_order_acq_rel);
+  while (w) {
+    // Everything needed is read before `done`: the waiter may leave (and its record with it) at once.
+    event_waiter* next = w->next;
+    context* ctx = w->ctx;
+    std::uint64_t ticket = w->ticket;
+    w->done.store(true, std::memory_order_seq_cst);
+    if (notify(ctx, ticket)) core::make_resumable(ctx, signal_safe);
+    w = next;
+  }
+  core::worker* self = signal_safe ? nullptr : core::current_worker;
+  core::task* t = e->bound.exchange(nullptr, std::memory_order_acq_rel);
+  if (t && self) {
+    core::release_completion(*self, t);
+    // The caller may run long before its next scheduling point: report the completion now.
+    core::flush_finished_children(*self);
+  } else if (t) {
+    e->deferred_task.store(t, std::memory_order_relaxed);
+    e->refs.fetch_add(1, std::memory_order_relaxed);  // the list's reference
+    event* head = deferred.load(std::memory_order_relaxed);
+    do e->link = head;
+    while (!deferred.compare_exchange_weak(head, e, std::memory_order_release, std::memory_order_relaxed));
+    core::deferred_pending.store(true, std::memory_order_seq_cst);
+    core::runtime& rt = *core::instance;
+    sched::idle_park::wake(rt.workers[t->home]->sleep_word);
+  }
+  drop_ref(self, e);
+}
+
+}  // namespace
+
+event* create_event(core::worker& w, std::int32_t count) {
+  auto* e = static_cast<event*>(w.event_cache.allocate());
+  e->count.store(count, std::memory_order_relaxed);
+  e->refs.store(2, std::memory_order_relaxed);
+  e->generation.store(e->generation.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  e->waiters.store(nullptr, std::memory_order_relaxed);
+  e->bound.store(nullptr, std::memory_order_relaxed);
+  e->deferred_task.store(nullptr, std::memory_order_relaxed);
+  e->live.store(true, std::memory_order_release);
+  return e;
+}
+
+int fulfil_event(event* e, bool signal_safe) {
+  std::int32_t left = e->count.fetch_sub(1, std::memory_order_acq_rel) - 1;
+  if (left < 0) {
+    e->count.fetch_add(1, std::memory_order_relaxed);
+    return WEFT_ERR_EVENT_FULFILLED;
+  }
+  if (left == 0) complete(e, signal_safe);
+  return WEFT_OK;
+}
+
+int wait_event(core::worker& w, event* e) {
+  event_waiter me;
+  me.ctx = w.context;
+  me.ticket = core::begin_wait(w);
+  me.next = e->waiters.load(std::memory_order_acquire);
+  do {
+    if (me.next == fulfilled_mark) return WEFT_OK;
+    // Release: publishes the record (context, ticket) to the fulfiller.
+  } while (!e->waiters.compare_exchange_weak(me.next, &me, std::memory_order_acq_rel, std::memory_order_acquire));
+  // One ticket for the whole wait: only this event's fulfiller presents it.
+  core::worker* now = &w;
+  while (!me.done.load(std::memory_order_acquire)) now = &core::park(*now, me.ticket, wait_kind::event, e);
+  return WEFT_OK;
+}
+
+int bind_event(core::worker& w, event* e) {
+  core::task* t = w.current;
+  if (t->flags & core::flag_root) return WEFT_ERR_NOT_A_WORKER;  // no task to hold
+  core::hold_completion(t);
+  core::task* expected = nullptr;
+  if (!e->bound.compare_exchange_strong(expected, t, std::memory_order_acq_rel, std::memory_order_acquire)) {
+    core::release_completion(w, t);  // undo the hold (the body still runs: not the last)
+    return WEFT_ERR_EVENT_BOUND;
+  }
+  // Fulfilled before the bind was seen: complete's exchange may have missed it.
+  if (e->count.load(std::memory_order_seq_cst) == 0 &&
+      e->waiters.load(std::memory_order_seq_cst) == fulfilled_mark) {
+    if (core::task* mine = e->bound.exchange(nullptr, std::memory_order_acq_rel)) core::release_completion(w, mine);
+  }
+  return WEFT_OK;
+}
+
+int destroy_event(core::worker& w, event* e) {
+  drop_ref(&w, e);
+  return WEFT_OK;
+}
+
+std::uint64_t events_fulfilled() { return fulfilled_count.load(std::memory_order_relaxed); }
+
+int describe_events(char* out, std::size_t size) {
+  core::runtime* rt = core::instance;
+  if (!rt) return 0;
+  std::size_t used = 0;
+  int found = 0;
+  out[0] = 0;
+  rt->event_depot.for_each_block([&](void* block) {
+    auto* e = static_cast<event*>(block);
+    if (!e->live.load(std::memory_order_acquire) || e->count.load(std::memory_order_relaxed) <= 0) return;
+    ++found;
+    if (used >= size) return;
+    core::task* t = e->bound.load(std::memory_order_relaxed);
+    int n;
+    if (t) {
+      Dl_info info{};
+      void* fn = reinterpret_cast<void*>(t->fn);
+      const char* name = dladdr(fn, &info) && info.dli_sname ? info.dli_sname : "?";
+      n = std::snprintf(out + used, size - used,
+                        "  event %p: %d fulfilment(s) missing; task %p (%s) cannot complete until then\n",
+                        static_cast<void*>(e), e->count.load(std::memory_order_relaxed), static_cast<void*>(t), name);
+    } else {
+      n = std::snprintf(out + used, size - used, "  event %p: %d fulfilment(s) missing%s\n", static_cast<void*>(e),
+                        e->count.load(std::memory_order_relaxed),
+                        e->waiters.load(std::memory_order_relaxed) ? "; tasks wait on it" : "");
+    }
+    if (n > 0) used += static_cast<std::size_t>(n);
+  });
+  return found;
+}
+
+}  // namespace weft::fiber
+
+namespace weft::core {
+
+void run_deferred(worker& w) {
+  if (!deferred_pending.exchange(false, std::memory_order_acq_rel)) return;
+  fiber::event* e = fiber::deferred.exchange(nullptr, std::memory_order_acquire);
+  while (e) {
+    fiber::event* next = e->link;
+    if (task* t = e->deferred_task.exchange(nullptr, std::memory_order_relaxed)) release_completion(w, t);
+    fiber::drop_ref(&w, e);
+    e = next;
+  }
+  flush_finished_children(w);
+}
+
+}  // namespace weft::core

@@ -1,0 +1,109 @@
+#include "fiber/poller.hpp"
+
+#include <dlfcn.h>
+#include <sched.h>
+#include <weft/weft.h>
+
+#include <cstdio>
+#include <mutex>
+
+namespace weft::fiber {
+
+std::atomic<int> poller_count{0};
+std::atomic<poller*> poller_slots[max_pollers] = {};
+
+namespace {
+std::mutex registry_lock;  // registration only
+std::atomic<unsigned> rotor{0};
+}  // namespace
+
+int poll_all(int worker_id) {
+  int progressed = 0;
+  unsigned start = rotor.fetch_add(1, std::memory_order_relaxed) + static_cast<unsigned>(worker_id);
+  for (int i = 0; i < max_pollers; ++i) {
+    poller* p = poller_slots[(start + i) % max_pollers].load(std::memory_order_acquire);
+    if (!p) continue;
+    // A plain read first: a poller another worker is calling costs no exchange on its line.
+    if (p->busy.load(std::memory_order_relaxed) || p->busy.exchange(true, std::memory_order_acquire)) continue;
+    int r = p->fn(p->arg);
+    p->calls.store(p->calls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    if (r) {
+      p->hits.store(p->hits.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      ++progressed;
+    }
+    p->busy.store(false, std::memory_order_release);
+  }
+  return progressed;
+}
+
+void describe_pollers(char* out, std::size_t size) {
+  std::size_t used = 0;
+  out[0] = 0;
+  for (auto& slot : poller_slots) {
+    poller* p = slot.load(std::memory_order_acquire);
+    if (!p || used >= size) continue;
+    Dl_info info{};
+    const char* name = dladdr(reinterpret_cast<void*>(p->fn), &info) && info.dli_sname ? info.dli_sname : "?";
+    int n = std::snprintf(out + used, size - used, "  poller %s(%p): %llu calls, %llu with progress\n", name, p->arg,
+                          static_cast<unsigned long long>(p->calls.load(std::memory_order_relaxed)),
+                          static_cast<unsigned long long>(p->hits.load(std::memory_order_relaxed)));
+    if (n > 0) used += static_cast<std::size_t>(n);
+  }
+}
+
+void clear_pollers() {
+  std::lock_guard<std::mutex> g(registry_lock);
+  for (auto& slot : poller_slots) {
+    poller* p = slot.exchange(nullptr, std::memory_order_acq_rel);
+    delete p;
+  }
+  poller_count.store(0, std::memory_order_relaxed);
+}
+
+}  // namespace weft::fiber
+
+using namespace weft::fiber;
+
+extern "C" {
+
+weft_poller_t* weft_poller_register(weft_poller_fn fn, void* arg) {
+  if (!fn) return nullptr;
+  std::lock_guard<std::mutex> g(registry_lock);
+  for (auto& slot : poller_slots) {
+    if (slot.load(std::memory_order_relaxed)) continue;
+    auto* p = new poller{fn, arg};
+    slot.store(p, std::memory_order_release);
+    poller_count.fetch_add(1, std::memory_order_relaxed);
+    return reinterpret_cast<weft_poller_t*>(p);
+  }
+  return nullptr;
+}
+
+int weft_poller_unregister(weft_poller_t* handle) {
+  auto* p = reinterpret_cast<poller*>(handle);
+  if (!p) return WEFT_ERR_INVALID_ARGUMENT;
+  {
+    std::lock_guard<std::mutex> g(registry_lock);
+    bool found = false;
+    for (auto& slot : poller_slots) {
+      if (slot.load(std::memory_order_relaxed) == p) {
+        slot.store(nullptr, std::memory_order_release);
+        found = true;
+      }
+    }
+    if (!found) return WEFT_ERR_INVALID_ARGUMENT;
+    poller_count.fetch_sub(1, std::memory_order_relaxed);
+  }
+  // A worker that loaded the slot before it was cleared may still be calling it: wait for it (the
+  // poller itself never unregisters from inside its function — that would wait forever).
+  for (;;) {
+    if (!p->busy.exchange(true, std::memory_order_acquire)) break;
+    sched_yield();
+  }
+  // Another worker may still have p loaded and see busy set: it skips. Freed after a grace period
+  // would be exact; pollers are few, so they are kept (type-stable) instead.
+  p->fn = nullptr;
+  return WEFT_OK;
+}
+
+}  // extern "C"

@@ -1,0 +1,32 @@
+// Pollers: functions the workers call at scheduling points and while idle, one worker at a time
+// per poller, to progress outside work (MPI requests, GPU streams) and fulfil events.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace weft::fiber {
+
+inline constexpr int max_pollers = 64;
+
+struct poller {
+  int (*fn)(void*);
+  void* arg;
+  std::atomic<bool> busy{false};    // a worker is calling it
+  std::atomic<std::uint64_t> calls{0};
+  std::atomic<std::uint64_t> hits{0};  // calls that reported progress (fn returned non-zero)
+};
+
+extern std::atomic<int> poller_count;
+extern std::atomic<poller*> poller_slots[max_pollers];
+
+inline bool pollers_active() { return poller_count.load(std::memory_order_relaxed) != 0; }
+// Calls each registered poller that no other worker is calling, starting at a rotating slot so
+// that no poller waits behind the others. Returns the number of calls that reported progress.
+int poll_all(int worker_id);
+// For the watchdog: prints the registered pollers.
+void describe_pollers(char* out, std::size_t size);
+// Unregisters every poller (finalize).
+void clear_pollers();
+
+}  // namespace weft::fiber

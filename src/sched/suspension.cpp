@@ -1,0 +1,294 @@
+// Suspension: parking and yielding contexts, resuming them, and the workers' scheduling loop that
+// runs on loop fibers.
+//
+// A task never pays for this unless it blocks: tasks run on whatever stack their worker is on. A
+// blocking task's context is set aside and the worker switches to a loop fiber (a spare one, whose
+// loop simply goes on, or a new one). Resuming a context from a loop at its top gives the loop
+// fiber back to the worker's spares. Contexts that hold a tied task, and threads' own stacks,
+// resume only on their worker (its inbox); the others go to the ready queue of the worker that
+// woke them and may be stolen like tasks.
+#include <cstdio>
+#include <cstdlib>
+
+#include "core/dependency_domain.hpp"
+#include "core/engine.hpp"
+#include "fiber/poller.hpp"
+
+namespace weft::core {
+
+namespace {
+
+constexpr int spare_fibers_per_worker = 4;
+
+fiber::context* spare_loop_fiber(worker& w) {
+  if (fiber::context* c = w.spare_fibers) {
+    w.spare_fibers = c->next;
+    --w.spare_count;
+    return c;
+  }
+  runtime& rt = *instance;
+  {
+    std::lock_guard<std::mutex> g(rt.fiber_lock);
+    if (!rt.spare_fibers.empty()) {
+      fiber::context* c = rt.spare_fibers.back();
+      rt.spare_fibers.pop_back();
+      return c;
+    }
+  }
+  return fiber::make_fiber(rt.fiber_stack, worker_loop);
+}
+
+// `after` of a switch away from a loop fiber at its top: it becomes a spare of the worker now
+// running (its loop goes on from there when it is next switched to).
+void keep_loop_fiber(fiber::context* from, void*) {
+  worker& w = *current_worker;
+  from->tied_frames = 0;
+  if (w.spare_count < spare_fibers_per_worker) {
+    from->next = w.spare_fibers;
+    w.spare_fibers = from;
+    ++w.spare_count;
+    return;
+  }
+  // Beyond the worker's few, stacks go to the runtime's spares with their pages given back.
+  fiber::trim_stack(from);
+  runtime& rt = *instance;
+  std::lock_guard<std::mutex> g(rt.fiber_lock);
+  rt.spare_fibers.push_back(from);
+}
+
+void park_after(fiber::context* from, void* ticket) {
+  if (!fiber::try_park(from, reinterpret_cast<std::uintptr_t>(ticket))) make_resumable(from);
+}
+
+void yield_after(fiber::context* from, void*) {
+  worker& w = *current_worker;
+  // Appended: yielded contexts are resumed oldest first.
+  from->next = nullptr;
+  fiber::context** tail = &w.yielded;
+  while (*tail) tail = &(*tail)->next;
+  *tail = from;
+}
+
+// Saves the worker's view of the running context into it.
+void set_aside(worker& w, fiber::context* self, fiber::wait_kind why, const void* on) {
+  flush_finished_children(w);  // nobody may wait for counts this worker holds while it is away
+  self->saved_current = w.current;
+  self->saved_nesting = w.nesting;
+  self->crew = w.crew;
+  self->owner = w.id;
+  self->waiting_for.store(why, std::memory_order_relaxed);
+  self->waiting_on.store(on, std::memory_order_relaxed);
+  self->waiting_task.store(w.current, std::memory_order_relaxed);
+  worker_counters::bump(w.counters.suspensions);
+}
+
+// Makes `to` the worker's running context (its view restored) before switching to it.
+void enter(worker& w, fiber::context* to) {
+  w.context = to;
+  w.current = to->saved_current;
+  w.nesting = to->saved_nesting;
+  to->owner = w.id;
+  to->waiting_for.store(fiber::wait_kind::none, std::memory_order_relaxed);
+  worker_counters::bump(w.counters.resumes);
+}
+
+void enter_loop(worker& w, fiber::context* loop) {
+  w.context = loop;
+  w.current = &w.root;
+  w.nesting = 0;
+}
+
+// From a loop at its top: resume `to`; this loop fiber becomes a spare.
+void resume_from_loop(worker& w, fiber::context* to) {
+  fiber::context* self = w.context;
+  enter(w, to);
+  fiber::switch_to(self, to, keep_loop_fiber, nullptr);
+}
+
+}  // namespace
+
+// The yielded context to resume now: the first whose condition holds, or (when this worker has
+// nothing else to run) the oldest.
+fiber::context* take_yielded(worker& w, bool idle) {
+  for (fiber::context** p = &w.yielded; *p; p = &(*p)->next) {
+    fiber::context* c = *p;
+    if (idle || c->ready(c->ready_arg)) {
+      *p = c->next;
+      return c;
+    }
+  }
+  return nullptr;
+}
+
+namespace {
+
+bool has_resumable(void* arg) {
+  auto& w = *static_cast<worker*>(arg);
+  return w.resume_next || w.inbox.load(std::memory_order_relaxed) || w.yielded ||
+         deferred_pending.load(std::memory_order_relaxed) ||
+         (w.crew == nullptr && w.job.load(std::memory_order_relaxed)) ||
+         instance->stopping.load(std::memory_order_relaxed);
+}
+
+}  // namespace
+
+std::uint64_t begin_wait(worker& w) {
+  fiber::context* ctx = w.context;
+  std::uint64_t ticket = ++w.ticket_seq;
+  // Unique per context and increasing: a stale waker's ticket never matches a later wait.
+  std::uint64_t current = ctx->wake.load(std::memory_order_relaxed) >> 2;
+  if (ticket <= current) ticket = w.ticket_seq = current + 1;
+  ctx->wake.store(ticket << 2 | fiber::wake_running, std::memory_order_seq_cst);
+  return ticket;
+}
+
+worker& park(worker& w, std::uint64_t ticket, fiber::wait_kind why, const void* on) {
+  fiber::context* self = w.context;
+  set_aside(w, self, why, on);
+  fiber::context* loop = spare_loop_fiber(w);
+  enter_loop(w, loop);
+  fiber::switch_to(self, loop, park_after, reinterpret_cast<void*>(static_cast<std::uintptr_t>(ticket)));
+  return *current_worker;  // resumed, perhaps on another worker
+}
+
+worker& yield_until(worker& w, bool (*ready)(void*), void* arg, fiber::wait_kind why, fiber::context* to) {
+  fiber::context* self = w.context;
+  set_aside(w, self, why, nullptr);
+  self->ready = ready;
+  self->ready_arg = arg;
+  if (to) {
+    enter(w, to);
+  } else {
+    to = spare_loop_fiber(w);
+    enter_loop(w, to);
+  }
+  fiber::switch_to(self, to, yield_after, nullptr);
+  return *current_worker;
+}
+
+void make_resumable(fiber::context* ctx, bool signal_safe) {
+  runtime& rt = *instance;
+  worker* w = signal_safe ? nullptr : current_worker;
+  // An untied context resumes anywhere in its gang: through this worker's own ready queue, where
+  // it may run next here or be stolen.
+  if (w && w->crew == ctx->crew && !ctx->thread_stack && ctx->tied_frames == 0) {
+    w->queue->push(resume_item(ctx));
+    w->crew->park.notify_work();
+    return;
+  }
+  worker& owner = *rt.workers[ctx->owner];
+  fiber::context* head = owner.inbox.load(std::memory_order_relaxed);
+  do {
+    ctx->next_resumable.store(head, std::memory_order_relaxed);
+    // seq_cst: pairs with the owner's announcement before it sleeps (idle_park).
+  } while (!owner.inbox.compare_exchange_weak(head, ctx, std::memory_order_seq_cst, std::memory_order_relaxed));
+  sched::idle_park::wake(owner.sleep_word);
+}
+
+void wake_published(const std::atomic<fiber::context*>& slot_context, const std::atomic<std::uint64_t>& slot_ticket) {
+  // seq_cst: either this reads the waiter's current ticket, or the waiter's re-check after
+  // publishing it sees the condition this waker satisfied (see wait_published).
+  fiber::context* ctx = slot_context.load(std::memory_order_seq_cst);
+  std::uint64_t ticket = slot_ticket.load(std::memory_order_seq_cst);
+  if (ctx && fiber::notify(ctx, ticket)) make_resumable(ctx);
+}
+
+fiber::context* take_resumable(worker& w) {
+  if (!w.resume_next) {
+    if (!w.inbox.load(std::memory_order_relaxed)) return nullptr;
+    w.resume_next = w.inbox.exchange(nullptr, std::memory_order_acquire);
+  }
+  fiber::context* c = w.resume_next;
+  w.resume_next = c->next_resumable.load(std::memory_order_relaxed);
+  return c;
+}
+
+bool stack_has_room(const worker& w) {
+  const fiber::context* c = w.context;
+  std::size_t reserve = c->stack_size / 4 > (std::size_t{64} << 10) ? c->stack_size / 4 : std::size_t{64} << 10;
+  return !c->stack_low || c->stack_room() > reserve;
+}
+
+void worker_loop() {
+  int spins = 0;
+  for (;;) {
+    worker& w = *current_worker;  // this loop fiber may have moved to another worker
+    runtime& rt = *instance;
+    w.current = &w.root;
+    w.nesting = 0;
+    if (fiber::context* c = take_resumable(w)) {
+      spins = 0;
+      resume_from_loop(w, c);
+      continue;
+    }
+    if (fiber::pollers_active()) fiber::poll_all(w.id);
+    if (deferred_pending.load(std::memory_order_relaxed)) run_deferred(w);
+    if (!w.crew) {
+      // Pooled (OpenMP door): wait for a team to serve, serve it, go back to the pool. The job
+      // runs the member's implicit task: tied to this worker.
+      wait_until(w, [&w, &rt] {
+        return w.job.load(std::memory_order_acquire) || rt.stopping.load(std::memory_order_acquire);
+      });
+      if (gang_job* j = w.job.exchange(nullptr, std::memory_order_acquire)) {
+        fiber::context* self = w.context;
+        ++self->tied_frames;
+        j->run(j, w);
+        --self->tied_frames;
+        w.crew = nullptr;
+        std::lock_guard<std::mutex> lock(rt.grow_lock);
+        rt.pool.push_back(w.id);
+        continue;
+      }
+    }
+    if (rt.stopping.load(std::memory_order_acquire) && !w.yielded) {
+      fiber::context* self = w.context;
+      enter(w, &w.thread_context);
+      fiber::switch_to(self, &w.thread_context, keep_loop_fiber, nullptr);
+      continue;  // not reached: the thread's stack returns from run_worker_thread
+    }
+    if (!w.crew) continue;
+    if (task* t = find_work(w)) {
+      spins = 0;
+      if (fiber::context* c = resumable_of(t)) {
+        resume_from_loop(w, c);
+      } else {
+        execute_task(w, t);
+        worker& now = *current_worker;
+        if (now.yielded) {
+          if (fiber::context* c = take_yielded(now, false)) resume_from_loop(now, c);
+        }
+      }
+      continue;
+    }
+    if (w.yielded) {
+      if (fiber::context* c = take_yielded(w, true)) {
+        spins = 0;
+        resume_from_loop(w, c);
+        continue;
+      }
+    }
+    idle_wait(w, has_resumable, &w, spins);
+  }
+}
+
+void run_worker_thread(worker& w) {
+  fiber::init_thread_context(&w.thread_context);
+  w.thread_context.owner = w.id;
+  w.context = &w.thread_context;
+  fiber::context* loop = spare_loop_fiber(w);
+  enter_loop(w, loop);
+  // Back here once the loop sees the runtime stop.
+  fiber::switch_to(&w.thread_context, loop, nullptr, nullptr);
+}
+
+void release_fibers(runtime& rt) {
+  rt.spare_fibers.clear();
+  int n = rt.worker_count.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i) {
+    rt.workers[i]->spare_fibers = nullptr;
+    rt.workers[i]->spare_count = 0;
+  }
+  fiber::release_all_fibers();
+}
+
+}  // namespace weft::core
