@@ -29,7 +29,12 @@ inline constexpr std::int64_t group_credit = 64;
 void group_created(worker& w, taskgroup* g);
 int taskgroup_begin(worker& w);
 int taskgroup_end(worker& w);
-parent_state& state_of(worker& w, task* t);
+// t's parent state, made on first use (from the worker's spares).
+parent_state& make_state(worker& w, task* t);
+inline parent_state& state_of(worker& w, task* t) {
+  parent_state* ps = t->state.load(std::memory_order_relaxed);
+  return ps ? *ps : make_state(w, t);
+}
 
 int report_error(worker& w, void* payload, void (*release)(void*));
 void* take_error(worker& w, void (**release)(void*));
@@ -54,7 +59,20 @@ worker& run_until(worker& w, Done&& done);
 template <class Cond, class RunHere>
 worker& wait_published(worker& w, std::atomic<fiber::context*>& slot_context, std::atomic<std::uint64_t>& slot_ticket,
                        Cond&& cond, RunHere&& run_here, fiber::wait_kind why, const void* on);
-task* find_work(worker& w);
+task* find_queued_work(worker& w);  // priority lanes, next, local buffer, queue, then stealing
+// The next task for w: the common cases (the depth-first successor, the local buffer) inline.
+inline task* find_work(worker& w) {
+  if (instance->priority_ready.load(std::memory_order_relaxed) <= 0) {
+    if (task* t = w.next) {
+      w.next = nullptr;
+      return t;
+    }
+    if (w.local_count == 1 || (w.local_count && w.crew->members.size() == 1)) return w.local[--w.local_count];
+  }
+  return find_queued_work(w);
+}
+// Moves the worker's local ready tasks to its queue (before it changes gangs, or for thieves).
+void spill_local(worker& w, int keep = 0);
 task* find_child_work(worker& w);  // a ready child of w.current, or null
 task* find_group_work(worker& w, taskgroup* g);  // a ready task counted in g, or null
 void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins);

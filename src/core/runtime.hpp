@@ -80,6 +80,12 @@ struct alignas(64) worker {
   sched::work_deque<task*>* queue = &deque;  // its queue in the gang it serves now
   gang* crew = nullptr;           // the gang this worker serves now; null while pooled
   task* next = nullptr;           // depth-first: the successor this worker runs next
+  // Ready-at-birth tasks made while this worker's queue already holds max_ready: kept here, out
+  // of the thieves' reach (they have the queue), and run by this worker newest first without the
+  // queue's fences. Owner only; emptied before the worker changes gangs (spill_local).
+  static constexpr int local_capacity = 128;
+  int local_count = 0;
+  task* local[local_capacity];
   task* current = nullptr;        // running task (root when none)
   int nesting = 0;                // tasks run on this stack above the worker's own loop
   std::uint64_t random_state = 0;
@@ -137,6 +143,7 @@ struct runtime {
   gang root_gang;                 // native door: every worker; OpenMP door: the initial thread
   std::int64_t max_tasks = 0;
   std::int64_t max_ready = 0;
+  int local_limit = 0;            // local buffer size in use: min(local_capacity, max_ready)
   int throttle_interval = 1;
   sched::block_depot task_depot{task_size, 64};
   sched::block_depot successor_depot{task_size, 64};
@@ -162,6 +169,6 @@ struct runtime {
 // The running instance, or null. Set by weft_init, cleared by weft_finalize.
 extern runtime* instance;
 // The calling thread's worker, or null on a thread that is not a worker.
-extern thread_local worker* current_worker;
+extern constinit thread_local worker* current_worker;
 
 }  // namespace weft::core

@@ -435,7 +435,17 @@ int submit_task(worker& w, task* t) {
     drop_ref(*current_worker, t);
     return WEFT_OK;
   }
-  if (finish_linking(t, added)) predecessors_done(w, t, false);
+  if (finish_linking(t, added)) {
+    runtime& rt = *instance;
+    // Ready at birth while this producer already has max_ready tasks queued: the surplus goes to
+    // the worker's local buffer (no fences; the producer yields to run it when it is full).
+    if (w.local_count < rt.local_limit && t->priority == 0 && !t->mutex_group &&
+        w.queue->owner_holds_at_least(rt.max_ready) && rt.cfg.schedule == schedule_policy::depth) {
+      w.local[w.local_count++] = t;
+    } else {
+      predecessors_done(w, t, false);
+    }
+  }
   return WEFT_OK;
 }
 
@@ -546,9 +556,8 @@ void wait_group(worker& w, taskgroup* g) {
   g->pending.store(0, std::memory_order_relaxed);  // nothing counted in g is left to race with
 }
 
-parent_state& state_of(worker& w, task* t) {
-  parent_state* ps = t->state.load(std::memory_order_relaxed);
-  if (ps) return *ps;
+parent_state& make_state(worker& w, task* t) {
+  parent_state* ps = nullptr;
   parent_state* fresh;
   if (!w.spare_states.empty()) {
     fresh = w.spare_states.back();

@@ -158,7 +158,7 @@ struct alignas(64) team {
 };
 
 // The calling thread's OpenMP context; null before the thread's first OpenMP call.
-extern thread_local member* me;
+extern constinit thread_local member* me;
 
 // The calling thread as an engine worker, starting the runtime on first use.
 worker& start_or_adopt();

@@ -11,7 +11,7 @@
 
 namespace weft::omp {
 
-thread_local member* me = nullptr;
+constinit thread_local member* me = nullptr;
 
 namespace {
 
@@ -88,6 +88,7 @@ void enter(worker& w, team* t, int k) {
   m.team_num = t->parent->team_num;  // a parallel region inside a host teams region
   m.num_teams = t->parent->num_teams;
   w.current = &m.implicit;
+  core::spill_local(w);  // tasks of the enclosing team stay with it
   w.crew = &t->crew;
   w.queue = t->queue_of[k];
   me = &m;

@@ -104,7 +104,7 @@ class block_cache {
   void release(void* b) {
     *static_cast<void**>(b) = head_;
     head_ = b;
-    if (++count_ >= 2 * depot_.batch() && count_ % depot_.batch() == 0) spill();
+    if (++count_ >= 4 * depot_.batch() && count_ % depot_.batch() == 0) spill();
   }
 
  private:

@@ -17,7 +17,7 @@
 namespace weft::core {
 
 runtime* instance = nullptr;
-thread_local worker* current_worker = nullptr;
+constinit thread_local worker* current_worker = nullptr;
 
 namespace {
 
@@ -251,7 +251,7 @@ void make_ready(worker& w, task* t, bool may_run_next) {
   w.crew->park.notify_work();
 }
 
-task* find_work(worker& w) {
+task* find_queued_work(worker& w) {
   runtime& rt = *instance;
   if (rt.priority_ready.load(std::memory_order_relaxed) > 0) {
     if (task* t = pop_priority(rt)) return t;
@@ -260,14 +260,30 @@ task* find_work(worker& w) {
     w.next = nullptr;
     return t;
   }
+  if (w.local_count) {
+    // Thieves cannot see these: once they have emptied the queue, give them half.
+    if (w.crew->size() > 1 && w.local_count > 1 && w.queue->empty()) spill_local(w, w.local_count / 2);
+    return w.local[--w.local_count];
+  }
   task* t = rt.cfg.schedule == schedule_policy::fifo ? w.queue->steal() : w.queue->pop();
   if (t) return t;
   return steal(rt, w);
 }
 
+void spill_local(worker& w, int keep) {
+  if (w.local_count <= keep) return;
+  // Oldest first, so that thieves (who take the oldest) get the ones created first.
+  int n = w.local_count - keep;
+  for (int i = 0; i < n; ++i) w.queue->push(w.local[i]);
+  for (int i = n; i < w.local_count; ++i) w.local[i - n] = w.local[i];
+  w.local_count = keep;
+  w.crew->park.notify_work();
+}
+
 task* find_child_work(worker& w) {
   runtime& rt = *instance;
   task* parent = w.current;
+  if (w.local_count && w.local[w.local_count - 1]->parent == parent) return w.local[--w.local_count];
   if (rt.priority_ready.load(std::memory_order_relaxed) > 0) {
     if (task* t = pop_priority(rt)) {
       if (t->parent == parent) return t;
@@ -287,6 +303,7 @@ task* find_child_work(worker& w) {
 }
 
 task* find_group_work(worker& w, taskgroup* g) {
+  if (w.local_count && w.local[w.local_count - 1]->group == g) return w.local[--w.local_count];
   if (w.next && w.next->group == g) {
     task* t = w.next;
     w.next = nullptr;
@@ -302,7 +319,7 @@ task* find_group_work(worker& w, taskgroup* g) {
 void taskyield(worker& w) {
   if (!w.crew) return;
   // Nothing to let run here: no switch at all.
-  if (!w.next && w.queue->empty() && !w.inbox.load(std::memory_order_relaxed) && !w.resume_next &&
+  if (!w.next && !w.local_count && w.queue->empty() && !w.inbox.load(std::memory_order_relaxed) && !w.resume_next &&
       !work_visible(*instance, *w.crew))
     return;
   yield_until(w, [](void*) { return true; }, nullptr, fiber::wait_kind::yield);
@@ -489,11 +506,12 @@ worker* adopt_thread() {
 void throttle(worker& w) {
   runtime& rt = *instance;
   if (!w.accesses.empty() || !w.crew) return;
-  if (w.queue->owner_holds_at_least(rt.max_ready + 1)) {
+  if (w.local_count >= rt.local_limit) {
+    // The queue holds max_ready tasks and the local buffer is full: run a batch of them.
     worker_counters::bump(w.counters.throttle_waits);
     yield_until(
-        w, [](void* q) { return !static_cast<sched::work_deque<task*>*>(q)->owner_holds_at_least(instance->max_ready / 2); },
-        w.queue, fiber::wait_kind::throttle);
+        w, [](void* v) { return static_cast<worker*>(v)->local_count <= instance->local_limit / 4; }, &w,
+        fiber::wait_kind::throttle);
     return;
   }
   if (--w.throttle_countdown > 0) return;
@@ -551,6 +569,7 @@ int start_runtime(const door_options& options) {
   rt->pooled = pooled;
   rt->max_tasks = cfg.max_tasks;
   rt->max_ready = cfg.max_ready;
+  rt->local_limit = static_cast<int>(std::min<std::int64_t>(worker::local_capacity, cfg.max_ready));
   // Checking the live count costs a read of every worker's counters: do it every few creations,
   // but every time when the bound is tiny so that small bounds are exact.
   rt->throttle_interval = static_cast<int>(std::min<std::int64_t>(64, std::max<std::int64_t>(1, cfg.max_tasks / 64)));

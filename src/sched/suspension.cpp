@@ -249,14 +249,24 @@ void worker_loop() {
     if (!w.crew) continue;
     if (task* t = find_work(w)) {
       spins = 0;
-      if (fiber::context* c = resumable_of(t)) {
-        resume_from_loop(w, c);
-      } else {
-        execute_task(w, t);
-        worker& now = *current_worker;
-        if (now.yielded) {
-          if (fiber::context* c = take_yielded(now, false)) resume_from_loop(now, c);
+      // Ready tasks back to back while nothing else asks for this worker: resumable contexts,
+      // pollers, deferred completions; yielded contexts are looked at every few tasks.
+      worker* now = &w;
+      for (int ran = 1;; ++ran) {
+        if (fiber::context* c = resumable_of(t)) {
+          resume_from_loop(*now, c);
+          break;
         }
+        execute_task(*now, t);
+        if (current_worker != now) break;  // this fiber moved with a task that blocked
+        if ((now->yielded && ran % 16 == 0) || now->resume_next || now->inbox.load(std::memory_order_relaxed) ||
+            fiber::pollers_active() || deferred_pending.load(std::memory_order_relaxed))
+          break;
+        if (!(t = find_work(*now))) break;
+      }
+      now = current_worker;
+      if (now->yielded) {
+        if (fiber::context* c = take_yielded(*now, false)) resume_from_loop(*now, c);
       }
       continue;
     }
