@@ -80,7 +80,12 @@ struct priority {
   int value;
 };
 
+// The task resumes on the worker it started on after it waited (it is untied otherwise).
+struct tied_t {};
+inline constexpr tied_t tied{};
+
 namespace detail {
+inline void apply(weft_task_t*, const tied_t&) {}
 inline void apply(weft_task_t* task, const access& a) {
   check(weft_task_depend(task, a.type, a.address, a.length), "weft::spawn (access)");
 }
@@ -100,12 +105,13 @@ void trampoline(void* args) {
 }
 }  // namespace detail
 
-// Creates and submits a task running a copy of f. Options: accesses and a priority.
+// Creates and submits a task running a copy of f. Options: accesses, a priority, weft::tied.
 template <class F, class... Options>
 void spawn(F&& f, Options&&... options) {
   using Closure = std::decay_t<F>;
   static_assert(alignof(Closure) <= 16, "weft::spawn: closures aligned over 16 bytes are not supported");
-  weft_task_t* task = weft_task_create(&detail::trampoline<Closure>, nullptr, sizeof(Closure), 0);
+  constexpr unsigned flags = (std::is_same_v<std::decay_t<Options>, tied_t> || ...) ? unsigned{WEFT_TASK_TIED} : 0u;
+  weft_task_t* task = weft_task_create(&detail::trampoline<Closure>, nullptr, sizeof(Closure), flags);
   if (!task) throw error(weft_last_error(), "weft::spawn");
   Closure* closure;
   try {
@@ -126,6 +132,31 @@ void spawn(F&& f, Options&&... options) {
 
 // Waits for the children of the calling task; rethrows the first exception one of them threw.
 inline void taskwait() { detail::rethrow_child_failure(weft_taskwait(), "weft::taskwait"); }
+
+// A scheduling point: other ready tasks may run before the caller goes on.
+inline void taskyield() { detail::check(weft_taskyield(), "weft::taskyield"); }
+
+// An event: tasks wait on it (their worker runs other tasks meanwhile) or bind it to their
+// completion. Fulfilled `count` times, from any thread. The object may go out of scope before
+// the event is fulfilled: the event itself lives until then.
+class event {
+ public:
+  explicit event(unsigned count = 1) : handle_(weft_event_create(count)) {
+    if (!handle_) throw error(weft_last_error(), "weft::event");
+  }
+  event(const event&) = delete;
+  event& operator=(const event&) = delete;
+  ~event() { weft_event_destroy(handle_); }
+  void fulfill() { detail::check(weft_event_fulfill(handle_), "weft::event::fulfill"); }
+  void wait() { detail::check(weft_event_wait(handle_), "weft::event::wait"); }
+  // The calling task completes (for its successors and waiters) only once the event is fulfilled.
+  void bind() { detail::check(weft_event_bind(handle_), "weft::event::bind"); }
+  bool fulfilled() const { return weft_event_test(handle_) == 1; }
+  weft_event_t* handle() const noexcept { return handle_; }
+
+ private:
+  weft_event_t* handle_;
+};
 
 inline int num_workers() { return weft_num_workers(); }
 inline int worker_id() { return weft_worker_id(); }

@@ -45,6 +45,7 @@ struct alignas(64) context {
   std::atomic<wait_kind> waiting_for{wait_kind::none};
   std::atomic<const void*> waiting_on{nullptr};
   std::atomic<core::task*> waiting_task{nullptr};
+  std::atomic<const void*> waiting_fn{nullptr};  // its body, or null for an implicit task
   // A yielded context is resumed by its worker's loop when ready(arg) holds.
   bool (*ready)(void*) = nullptr;
   void* ready_arg = nullptr;

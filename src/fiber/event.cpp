@@ -120,6 +120,7 @@ int bind_event(core::worker& w, event* e) {
   if (t->flags & core::flag_root) return WEFT_ERR_NOT_A_WORKER;  // no task to hold
   core::hold_completion(t);
   core::task* expected = nullptr;
+  e->bound_fn.store(reinterpret_cast<const void*>(t->fn), std::memory_order_relaxed);
   if (!e->bound.compare_exchange_strong(expected, t, std::memory_order_acq_rel, std::memory_order_acquire)) {
     core::release_completion(w, t);  // undo the hold (the body still runs: not the last)
     return WEFT_ERR_EVENT_BOUND;
@@ -154,7 +155,7 @@ int describe_events(char* out, std::size_t size) {
     int n;
     if (t) {
       Dl_info info{};
-      void* fn = reinterpret_cast<void*>(t->fn);
+      const void* fn = e->bound_fn.load(std::memory_order_relaxed);
       const char* name = dladdr(fn, &info) && info.dli_sname ? info.dli_sname : "?";
       n = std::snprintf(out + used, size - used,
                         "  event %p: %d fulfilment(s) missing; task %p (%s) cannot complete until then\n",

@@ -47,7 +47,7 @@ void describe_context(fiber::context* c, void* arg) {
   if (k == fiber::wait_kind::none) return;
   task* t = c->waiting_task.load(std::memory_order_relaxed);
   char line[512];
-  const void* fn = t && !(t->flags & flag_root) ? reinterpret_cast<const void*>(t->fn) : nullptr;
+  const void* fn = c->waiting_fn.load(std::memory_order_relaxed);
   std::snprintf(line, sizeof line, "  %s %p (%s) on worker %d waits for %s (%p)\n",
                 fn ? "task" : "implicit task", static_cast<void*>(t), fn ? symbol(fn) : "main program or a thread",
                 c->owner, fiber::describe(k), c->waiting_on.load(std::memory_order_relaxed));

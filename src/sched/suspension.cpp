@@ -79,6 +79,8 @@ void set_aside(worker& w, fiber::context* self, fiber::wait_kind why, const void
   self->waiting_for.store(why, std::memory_order_relaxed);
   self->waiting_on.store(on, std::memory_order_relaxed);
   self->waiting_task.store(w.current, std::memory_order_relaxed);
+  self->waiting_fn.store(w.current->flags & flag_root ? nullptr : reinterpret_cast<const void*>(w.current->fn),
+                         std::memory_order_relaxed);
   worker_counters::bump(w.counters.suspensions);
 }
 
