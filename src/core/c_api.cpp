@@ -187,7 +187,8 @@ int weft_event_fulfill_from_signal(weft_event_t* e) {
 
 int weft_event_test(weft_event_t* e) {
   if (!e) return -fail(WEFT_ERR_INVALID_ARGUMENT);
-  return reinterpret_cast<weft::fiber::event*>(e)->count.load(std::memory_order_acquire) == 0;
+  // <= 0: an extra fulfilment (refused) takes the count below zero for an instant.
+  return reinterpret_cast<weft::fiber::event*>(e)->count.load(std::memory_order_acquire) <= 0;
 }
 
 int weft_event_wait(weft_event_t* e) {

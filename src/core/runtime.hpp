@@ -57,6 +57,7 @@ struct worker_counters {
   std::atomic<std::uint64_t> max_live{0};
   std::atomic<std::uint64_t> suspensions{0};  // contexts parked or yielded
   std::atomic<std::uint64_t> resumes{0};
+  std::atomic<std::uint64_t> events_fulfilled{0};
 
   static void bump(std::atomic<std::uint64_t>& c, std::uint64_t by = 1) {
     c.store(c.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);

@@ -46,8 +46,13 @@ void drop_ref(core::worker* w, event* e) {
 
 // The last fulfilment: wake the waiters, complete the bound task, drop the unfulfilled reference.
 void complete(event* e, bool signal_safe) {
-  fulfilled_count.fetch_add(1, std::memory_order_relaxed);
-  event_waiter* w = e->waiters.exchange(fulfilled_mark, std::memory_order_acq_rel);
+  core::worker* self = signal_safe ? nullptr : core::current_worker;
+  // Progress for the watchdog: per worker (no shared line), else on the shared count.
+  if (self) core::worker_counters::bump(self->counters.events_fulfilled);
+  else fulfilled_count.fetch_add(1, std::memory_order_relaxed);
+  // seq_cst (with bind_event's CAS and load): a bind racing with this sees the list closed, or
+  // its task is found by the exchange of `bound` below.
+  event_waiter* w = e->waiters.exchange(fulfilled_mark, std::memory_order_seq_cst);
   while (w) {
     // Everything needed is read before `done`: the waiter may leave (and its record with it) at once.
     event_waiter* next = w->next;
@@ -57,8 +62,7 @@ void complete(event* e, bool signal_safe) {
     if (notify(ctx, ticket)) core::make_resumable(ctx, signal_safe);
     w = next;
   }
-  core::worker* self = signal_safe ? nullptr : core::current_worker;
-  core::task* t = e->bound.exchange(nullptr, std::memory_order_acq_rel);
+  core::task* t = e->bound.exchange(nullptr, std::memory_order_seq_cst);
   if (t && self) {
     core::release_completion(*self, t);
     // The caller may run long before its next scheduling point: report the completion now.
@@ -78,10 +82,10 @@ void complete(event* e, bool signal_safe) {
 
 }  // namespace
 
-event* create_event(core::worker& w, std::int32_t count) {
+event* create_event(core::worker& w, std::int32_t count, bool keep) {
   auto* e = static_cast<event*>(w.event_cache.allocate());
   e->count.store(count, std::memory_order_relaxed);
-  e->refs.store(2, std::memory_order_relaxed);
+  e->refs.store(keep ? 2 : 1, std::memory_order_relaxed);
   e->generation.store(e->generation.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   e->waiters.store(nullptr, std::memory_order_relaxed);
   e->bound.store(nullptr, std::memory_order_relaxed);
@@ -121,13 +125,13 @@ int bind_event(core::worker& w, event* e) {
   core::hold_completion(t);
   core::task* expected = nullptr;
   e->bound_fn.store(reinterpret_cast<const void*>(t->fn), std::memory_order_relaxed);
-  if (!e->bound.compare_exchange_strong(expected, t, std::memory_order_acq_rel, std::memory_order_acquire)) {
+  if (!e->bound.compare_exchange_strong(expected, t, std::memory_order_seq_cst, std::memory_order_acquire)) {
     core::release_completion(w, t);  // undo the hold (the body still runs: not the last)
     return WEFT_ERR_EVENT_BOUND;
   }
-  // Fulfilled before the bind was seen: complete's exchange may have missed it.
-  if (e->count.load(std::memory_order_seq_cst) == 0 &&
-      e->waiters.load(std::memory_order_seq_cst) == fulfilled_mark) {
+  // Fulfilled before the bind was seen: complete's exchange of `bound` may have missed it. It
+  // closes the waiter list first; whichever exchange of `bound` gets the task releases it.
+  if (e->waiters.load(std::memory_order_seq_cst) == fulfilled_mark) {
     if (core::task* mine = e->bound.exchange(nullptr, std::memory_order_acq_rel)) core::release_completion(w, mine);
   }
   return WEFT_OK;
@@ -138,7 +142,13 @@ int destroy_event(core::worker& w, event* e) {
   return WEFT_OK;
 }
 
-std::uint64_t events_fulfilled() { return fulfilled_count.load(std::memory_order_relaxed); }
+std::uint64_t events_fulfilled() {
+  std::uint64_t sum = fulfilled_count.load(std::memory_order_relaxed);
+  core::runtime& rt = *core::instance;
+  int n = rt.worker_count.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i) sum += rt.workers[i]->counters.events_fulfilled.load(std::memory_order_relaxed);
+  return sum;
+}
 
 int describe_events(char* out, std::size_t size) {
   core::runtime* rt = core::instance;

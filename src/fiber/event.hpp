@@ -36,7 +36,9 @@ struct alignas(64) event {
 };
 static_assert(sizeof(event) == 64);
 
-event* create_event(core::worker& w, std::int32_t count);
+// keep: the creator holds a reference (released by destroy_event); otherwise the event is freed
+// once fulfilled.
+event* create_event(core::worker& w, std::int32_t count, bool keep = true);
 // 0 on success, else a weft_status. signal_safe: only lock-free steps here, the rest deferred.
 int fulfil_event(event* e, bool signal_safe);
 int wait_event(core::worker& w, event* e);

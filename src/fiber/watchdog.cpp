@@ -25,8 +25,8 @@ std::uint64_t progress_mark() {
   int n = rt.worker_count.load(std::memory_order_acquire);
   for (int i = 0; i < n; ++i) {
     auto& c = rt.workers[i]->counters;
-    sum += c.tasks_completed.load(std::memory_order_relaxed) + c.resumes.load(std::memory_order_relaxed) +
-           c.tasks_created.load(std::memory_order_relaxed);
+    // Not resumes: a yielding context (the finalize wait itself) resumes without progressing.
+    sum += c.tasks_completed.load(std::memory_order_relaxed) + c.tasks_created.load(std::memory_order_relaxed);
   }
   return sum;
 }
@@ -97,7 +97,7 @@ void watch(int seconds) {
     }
     if (!reported && now - since >= std::chrono::seconds(seconds)) {
       char headline[128];
-      std::snprintf(headline, sizeof headline, "watchdog: no task started, finished or resumed for %d s", seconds);
+      std::snprintf(headline, sizeof headline, "watchdog: no task created or finished and no event fulfilled for %d s", seconds);
       report(headline);
       reported = true;
     }
@@ -134,32 +134,36 @@ void stop_watchdog() {
   dog = nullptr;
 }
 
-bool wait_for_all_tasks(worker& w) {
-  // Tasks left that can never finish (they wait on events nobody fulfils) are reported after this
-  // long without progress, with every worker idle and no poller that could fulfil them.
+bool wait_for_all_tasks(worker& w0) {
+  // The main program steps aside (its worker's loop runs the tasks, on fibers, so that a task that
+  // waits forever cannot sit on the main program's stack), and looks again when the loop finds
+  // nothing else to do. Tasks that can never finish (they wait on events nobody fulfils) are
+  // reported after this long without progress, with every worker idle and no poller.
   int seconds = instance->cfg.watchdog_seconds ? instance->cfg.watchdog_seconds : 5;
-  struct stall {
-    std::uint64_t mark;
-    clock::time_point since;
-    int checks;
-    int seconds;
-    bool stalled;
-  } st{progress_mark(), clock::now(), 0, seconds, false};
-  run_until(w, [&st] {
+  std::uint64_t mark = progress_mark();
+  auto since = clock::now();
+  worker* w = &w0;
+  int countdown = 0;
+  auto done = [](void* c) {
+    int& n = *static_cast<int*>(c);
+    if (n-- > 0) return false;
+    n = 64;
+    return live_tasks() == 0;
+  };
+  for (;;) {
     if (live_tasks() == 0) return true;
-    if (++st.checks % 64) return false;
-    std::uint64_t mark = progress_mark();
+    std::uint64_t now_mark = progress_mark();
     auto now = clock::now();
-    if (mark != st.mark || fiber::pollers_active() || !every_other_worker_asleep(0)) {
-      st.mark = mark;
-      st.since = now;
-      return false;
+    if (now_mark != mark || fiber::pollers_active() || !every_other_worker_asleep(w->id)) {
+      mark = now_mark;
+      since = now;
+    } else if (now - since >= std::chrono::seconds(seconds)) {
+      break;
+    } else if (!w->next && !w->local_count && w->queue->empty() && !w->yielded) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));  // idle here: look again soon
     }
-    if (now - st.since < std::chrono::seconds(st.seconds)) return false;
-    st.stalled = true;
-    return true;
-  });
-  if (!st.stalled) return true;
+    w = &yield_until(*w, done, &countdown, fiber::wait_kind::barrier);
+  }
   char headline[160];
   std::snprintf(headline, sizeof headline,
                 "weft_finalize: tasks can never finish (nothing progressed for %d s with every worker idle); not "

@@ -129,10 +129,11 @@ core::taskgroup* innermost_group(worker& w) {
   return w.current->group;
 }
 
-// A task without dependences in a team of one runs at once on the creating thread, as libgomp
-// runs it: no other thread could start it earlier and no sibling waits for it, so it needs no
-// heap descriptor and no dependence tracking. A descriptor in this frame gives it its own task
-// context (children, taskwait, final, taskgroups).
+// An undeferred task without dependences (if(0), or created in a final task) runs at once on the
+// creating thread, as the spec says: it needs no heap descriptor and no dependence tracking. A
+// descriptor in this frame gives it its own task context (children, taskwait, final, taskgroups).
+// Deferred tasks never take this path, even in a team of one: a task run inside its creator could
+// wait (taskyield, an event) for a task the creator has not made yet.
 __attribute__((noinline)) void run_included(worker& w, const task_request& r, bool final) {
   task frame;
   core::begin_frame(&frame, w.current, innermost_group(w));
@@ -154,20 +155,22 @@ __attribute__((noinline)) void run_included(worker& w, const task_request& r, bo
   w.current = &frame;
   ++w.nesting;
   r.fn(args);
-  core::end_frame(w, &frame);
-  --w.nesting;
-  w.current = saved;
+  worker& now = *core::current_worker;  // an untied creator's context may have moved
+  core::end_frame(now, &frame);
+  worker& after = *core::current_worker;
+  --after.nesting;
+  after.current = saved;
 }
 
 void spawn(worker& w, const task_request& r) {
   const settings& s = config();
   task* creator = w.current;
-  if (!(r.flags & (GOMP_TASK_FLAG_DEPEND | GOMP_TASK_FLAG_DETACH)) && !s.cancellation && me && me->crew->size == 1 &&
+  bool undeferred = !r.if_clause || (creator->door_bits & door_final);
+  if (undeferred && !(r.flags & (GOMP_TASK_FLAG_DEPEND | GOMP_TASK_FLAG_DETACH)) && !s.cancellation &&
       w.nesting < core::max_nesting) {
     run_included(w, r, (r.flags & GOMP_TASK_FLAG_FINAL) || (creator->door_bits & door_final));
     return;
   }
-  bool undeferred = !r.if_clause || (creator->door_bits & door_final);
   std::size_t size = static_cast<std::size_t>(r.arg_size);
   std::size_t align = r.arg_align > 0 ? static_cast<std::size_t>(r.arg_align) : 1;
   bool wrapped = align > 16 || s.cancellation;
@@ -193,7 +196,7 @@ void spawn(worker& w, const task_request& r) {
   if (r.flags & GOMP_TASK_FLAG_DETACH) {
     // The task's completion waits for the event; the event is freed once fulfilled (an undeferred
     // task's creator keeps it until it has seen the fulfilment).
-    ev = fiber::create_event(w, 1);
+    ev = fiber::create_event(w, 1, undeferred);
     std::uintptr_t handle = handle_of(ev);
     std::memcpy(r.detach, &handle, sizeof handle);
     std::memcpy(r.data, &handle, sizeof handle);  // gcc puts the task's copy of the event first
@@ -216,14 +219,10 @@ void spawn(worker& w, const task_request& r) {
   }
   if (r.flags & GOMP_TASK_FLAG_DEPEND) add_depends(w, t, r.depend);
   core::submit_task(w, t);
-  if (ev) {
-    worker* now = core::current_worker;
+  if (ev && undeferred) {
     // An undeferred detached task's creator goes on only once the event is fulfilled.
-    if (undeferred) {
-      fiber::wait_event(*now, ev);
-      now = core::current_worker;
-    }
-    fiber::destroy_event(*now, ev);
+    fiber::wait_event(*core::current_worker, ev);
+    fiber::destroy_event(*core::current_worker, ev);
   }
 }
 

@@ -46,6 +46,8 @@ class block_depot {
     unsigned start = rotor_.fetch_add(1, std::memory_order_relaxed);
     for (unsigned i = 0; i < slot_count; ++i) {
       std::atomic<void*>& slot = slots_[(start + i) % slot_count];
+      // A plain read first: a full depot costs a scan of its lines, not 256 locked operations.
+      if (slot.load(std::memory_order_relaxed)) continue;
       void* empty = nullptr;
       // Release: publishes the chain's links to the taker.
       if (slot.compare_exchange_strong(empty, chain, std::memory_order_release, std::memory_order_relaxed))
@@ -104,7 +106,7 @@ class block_cache {
   void release(void* b) {
     *static_cast<void**>(b) = head_;
     head_ = b;
-    if (++count_ >= 4 * depot_.batch() && count_ % depot_.batch() == 0) spill();
+    if (++count_ >= spill_at_ && count_ % depot_.batch() == 0) spill();
   }
 
  private:
@@ -128,14 +130,20 @@ class block_cache {
     if (depot_.give_batch(first)) {
       head_ = rest;
       count_ -= depot_.batch();
+      spill_at_ = 4 * depot_.batch();
     } else {
-      *static_cast<void**>(last) = rest;  // relink: keep them
+      *static_cast<void**>(last) = rest;  // relink: keep them, and try again much later
+      spill_at_ = count_ + 16 * depot_.batch();
     }
   }
 
   block_depot& depot_;
   void* head_ = nullptr;
   std::size_t count_ = 0;
+  // Blocks kept before a batch goes back to the depot: four batches, so that a producer and a
+  // consumer of the same worker (a yielded producer and its loop) do not move batches back and
+  // forth; more after the depot was found full.
+  std::size_t spill_at_ = 4 * depot_.batch();
 };
 
 }  // namespace weft::sched

@@ -317,9 +317,10 @@ task* find_group_work(worker& w, taskgroup* g) {
 }
 
 void taskyield(worker& w) {
+  if (fiber::pollers_active()) fiber::poll_all(w.id);  // a scheduling point
   if (!w.crew) return;
   // Nothing to let run here: no switch at all.
-  if (!w.next && !w.local_count && w.queue->empty() && !w.inbox.load(std::memory_order_relaxed) && !w.resume_next &&
+  if (!w.next && !w.local_count && !w.yielded && w.queue->empty() && !w.inbox.load(std::memory_order_relaxed) && !w.resume_next &&
       !work_visible(*instance, *w.crew))
     return;
   yield_until(w, [](void*) { return true; }, nullptr, fiber::wait_kind::yield);
@@ -624,8 +625,8 @@ int weft_finalize(void) {
   // Children of the main program, then every descendant they left behind. Redirect nodes need no
   // wait of their own: a node completes inside the finish of its last predecessor, before that
   // task counts as finished, and the nodes records still hold are released with the records.
-  weft::core::taskwait(*w);
   if (!wait_for_all_tasks(*w)) return WEFT_ERR_STALLED;  // reported; the runtime stays as it is
+  weft::core::taskwait(*w);  // every child has finished: settles the main program's counts
   if (parent_state* ps = w->root.state.load(std::memory_order_relaxed)) {
     while (ps->current_group) taskgroup_end(*w);
     ps->domain.clear(*w);
