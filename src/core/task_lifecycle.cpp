@@ -437,10 +437,12 @@ int submit_task(worker& w, task* t) {
   }
   if (finish_linking(t, added)) {
     runtime& rt = *instance;
-    // Ready at birth while this producer already has max_ready tasks queued: the surplus goes to
-    // the worker's local buffer (no fences; the producer yields to run it when it is full).
+    // Ready at birth while this producer already has max_ready tasks queued, or in a gang of one
+    // (no thief to feed): the task goes to the worker's local buffer (no fences; the producer
+    // yields to run it when it is full).
     if (w.local_count < rt.local_limit && t->priority == 0 && !t->mutex_group &&
-        w.queue->owner_holds_at_least(rt.max_ready) && rt.cfg.schedule == schedule_policy::depth) {
+        rt.cfg.schedule == schedule_policy::depth &&
+        (w.crew->members.size() == 1 || w.queue->owner_holds_at_least(rt.max_ready))) {
       w.local[w.local_count++] = t;
     } else {
       predecessors_done(w, t, false);
