@@ -283,7 +283,6 @@ void spill_local(worker& w, int keep) {
 task* find_child_work(worker& w) {
   runtime& rt = *instance;
   task* parent = w.current;
-  if (w.local_count && w.local[w.local_count - 1]->parent == parent) return w.local[--w.local_count];
   if (rt.priority_ready.load(std::memory_order_relaxed) > 0) {
     if (task* t = pop_priority(rt)) {
       if (t->parent == parent) return t;
@@ -295,6 +294,7 @@ task* find_child_work(worker& w) {
     w.next = nullptr;
     return t;
   }
+  if (w.local_count && w.local[w.local_count - 1]->parent == parent) return w.local[--w.local_count];
   if (task* t = w.queue->pop()) {
     if (!resumable_of(t) && t->parent == parent) return t;
     w.queue->push(t);
