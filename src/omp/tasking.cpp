@@ -132,8 +132,8 @@ core::taskgroup* innermost_group(worker& w) {
 // An undeferred task without dependences (if(0), or created in a final task) runs at once on the
 // creating thread, as the spec says: it needs no heap descriptor and no dependence tracking. A
 // descriptor in this frame gives it its own task context (children, taskwait, final, taskgroups).
-// Deferred tasks never take this path, even in a team of one: a task run inside its creator could
-// wait (taskyield, an event) for a task the creator has not made yet.
+// Deferred tasks in a parallel region never take this path, even in a team of one: a task run
+// inside its creator could wait (taskyield, an event) for a task the creator has not made yet.
 __attribute__((noinline)) void run_included(worker& w, const task_request& r, bool final) {
   task frame;
   core::begin_frame(&frame, w.current, innermost_group(w));
@@ -166,8 +166,11 @@ void spawn(worker& w, const task_request& r) {
   const settings& s = config();
   task* creator = w.current;
   bool undeferred = !r.if_clause || (creator->door_bits & door_final);
-  if (undeferred && !(r.flags & (GOMP_TASK_FLAG_DEPEND | GOMP_TASK_FLAG_DETACH)) && !s.cancellation &&
-      w.nesting < core::max_nesting) {
+  // Outside any parallel region a task also runs at once, as libgomp runs it there (a program
+  // that reads a task's result without taskwait there behaves the same on both).
+  bool sequential_part = me && me->crew->level == 0;
+  if ((undeferred || sequential_part) && !(r.flags & (GOMP_TASK_FLAG_DEPEND | GOMP_TASK_FLAG_DETACH)) &&
+      !s.cancellation && w.nesting < core::max_nesting) {
     run_included(w, r, (r.flags & GOMP_TASK_FLAG_FINAL) || (creator->door_bits & door_final));
     return;
   }
