@@ -12,16 +12,23 @@ namespace weft::fiber {
 std::atomic<int> poller_count{0};
 std::atomic<poller*> poller_slots[max_pollers] = {};
 
+std::atomic<int> poller_limit{0};
+
 namespace {
 std::mutex registry_lock;  // registration only
-std::atomic<unsigned> rotor{0};
+// Where this thread starts its next pass: successive passes start one poller further, so that no
+// poller always waits behind the others (no shared rotor: a pass touches no shared counter).
+constinit thread_local unsigned turn = 0;
 }  // namespace
 
 int poll_all(int worker_id) {
   int progressed = 0;
-  unsigned start = rotor.fetch_add(1, std::memory_order_relaxed) + static_cast<unsigned>(worker_id);
-  for (int i = 0; i < max_pollers; ++i) {
-    poller* p = poller_slots[(start + i) % max_pollers].load(std::memory_order_acquire);
+  int limit = poller_limit.load(std::memory_order_acquire);  // slots at and past it are empty
+  if (limit <= 0) return 0;
+  unsigned start = turn++ + static_cast<unsigned>(worker_id);
+  for (int i = 0; i < limit; ++i) {
+    poller* p = poller_slots[(start + static_cast<unsigned>(i)) % static_cast<unsigned>(limit)].load(
+        std::memory_order_acquire);
     if (!p) continue;
     // A plain read first: a poller another worker is calling costs no exchange on its line.
     if (p->busy.load(std::memory_order_relaxed) || p->busy.exchange(true, std::memory_order_acquire)) continue;
@@ -58,6 +65,7 @@ void clear_pollers() {
     delete p;
   }
   poller_count.store(0, std::memory_order_relaxed);
+  poller_limit.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace weft::fiber
@@ -69,10 +77,12 @@ extern "C" {
 weft_poller_t* weft_poller_register(weft_poller_fn fn, void* arg) {
   if (!fn) return nullptr;
   std::lock_guard<std::mutex> g(registry_lock);
-  for (auto& slot : poller_slots) {
+  for (int i = 0; i < max_pollers; ++i) {
+    auto& slot = poller_slots[i];
     if (slot.load(std::memory_order_relaxed)) continue;
     auto* p = new poller{fn, arg};
     slot.store(p, std::memory_order_release);
+    if (poller_limit.load(std::memory_order_relaxed) < i + 1) poller_limit.store(i + 1, std::memory_order_release);
     poller_count.fetch_add(1, std::memory_order_relaxed);
     return reinterpret_cast<weft_poller_t*>(p);
   }

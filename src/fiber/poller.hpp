@@ -18,6 +18,7 @@ struct poller {
 };
 
 extern std::atomic<int> poller_count;
+extern std::atomic<int> poller_limit;  // one past the highest slot ever used
 extern std::atomic<poller*> poller_slots[max_pollers];
 
 inline bool pollers_active() { return poller_count.load(std::memory_order_relaxed) != 0; }
