@@ -171,5 +171,13 @@ struct runtime {
 extern runtime* instance;
 // The calling thread's worker, or null on a thread that is not a worker.
 extern constinit thread_local worker* current_worker;
+// The same, read after a point where the running context may have moved to another thread (a
+// wait). ThreadSanitizer's instrumentation computes a thread-local address once per function and
+// would check the old thread's copy: under it the read goes through a call.
+#if defined(__SANITIZE_THREAD__)
+worker* worker_after_switch();
+#else
+inline worker* worker_after_switch() { return current_worker; }
+#endif
 
 }  // namespace weft::core

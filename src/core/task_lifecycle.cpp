@@ -160,9 +160,11 @@ void notify_parent_by(worker& w, task* parent, std::int64_t finished) {
   // acq_rel: the children's effects reach the parent's taskwait; the last child sees the parent's.
   std::int64_t left = parent->pending.fetch_sub(finished, std::memory_order_acq_rel) - finished;
   if (left == in_taskwait) {
-    // The parent waits in taskwait (it made its state before counting itself in): wake it.
-    parent_state* ps = parent->state.load(std::memory_order_acquire);
-    wake_published(ps->waiting_context, ps->waiting_ticket);
+    // The parent waits in taskwait (it made its state before counting itself in): wake it. It may
+    // also have seen the count itself and gone on, even finished (descriptors are type-stable, a
+    // recycled one has no state or another task's, whose ticket will not match).
+    if (parent_state* ps = parent->state.load(std::memory_order_acquire))
+      wake_published(ps->waiting_context, ps->waiting_ticket);
   } else if (left == 0) {
     fully_done(w, parent);
   }
@@ -432,7 +434,7 @@ int submit_task(worker& w, task* t) {
         fiber::wait_kind::predecessors, t);
     t->waiter.store(-1, std::memory_order_relaxed);
     execute_task(now, t);
-    drop_ref(*current_worker, t);
+    drop_ref(*worker_after_switch(), t);
     return WEFT_OK;
   }
   if (finish_linking(t, added)) {
@@ -464,7 +466,7 @@ void execute_task(worker& w, task* t) {
   if (tied) ++ctx->tied_frames;  // the stack it runs on may not move to another worker now
   t->fn(t->arguments());
   // If t blocked, it resumed on the worker that picked its context up (the same one when tied).
-  worker& now = *current_worker;
+  worker& now = *worker_after_switch();
   if (tied) --ctx->tied_frames;
   --now.nesting;
   now.current = saved;
@@ -530,7 +532,7 @@ void begin_frame(task* t, task* parent, taskgroup* group) {
 
 void end_frame(worker& w0, task* t) {
   if (t->children_created) taskwait(w0);  // w.current == t; its children name it as their parent
-  worker& w = *current_worker;          // the wait may have moved an untied context
+  worker& w = *worker_after_switch();  // the wait may have moved an untied context
   if (parent_state* ps = t->state.load(std::memory_order_relaxed)) {
     ps->domain.clear(w);
     discard_errors(ps, true);
@@ -630,7 +632,7 @@ int taskgroup_end(worker& w) {
   taskgroup* g = ps->current_group;
   wait_group(w, g);
   ps->current_group = g->outer;
-  current_worker->group_cache.release(g);  // the wait may have moved an untied context
+  worker_after_switch()->group_cache.release(g);  // the wait may have moved an untied context
   if (error_box* b = ps->error.exchange(nullptr, std::memory_order_acquire)) {
     discard_errors(ps, false);
     ps->claimed = b;

@@ -34,7 +34,7 @@ struct alignas(64) context {
   char* stack_low = nullptr;      // lowest usable address (above the guard page)
   std::size_t stack_size = 0;     // usable bytes
   bool thread_stack = false;      // a thread's own stack: only that thread's worker may resume it
-  int owner = -1;                 // worker it runs on or last ran on
+  std::atomic<int> owner{-1};     // worker it runs on or last ran on (relaxed: reports read it)
   int tied_frames = 0;            // tied tasks running on it: it may only resume on `owner`
   core::gang* crew = nullptr;     // gang it ran in when it parked (an untied resume stays in it)
   std::atomic<std::uint64_t> wake{0};  // see wake_* above

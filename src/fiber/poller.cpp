@@ -6,6 +6,9 @@
 
 #include <cstdio>
 #include <mutex>
+#include <vector>
+
+#include "core/runtime.hpp"
 
 namespace weft::fiber {
 
@@ -16,6 +19,7 @@ std::atomic<int> poller_limit{0};
 
 namespace {
 std::mutex registry_lock;  // registration only
+std::vector<poller*> retired;  // unregistered: freed at finalize (a racing worker may still read one)
 // Where this thread starts its next pass: successive passes start one poller further, so that no
 // poller always waits behind the others (no shared rotor: a pass touches no shared counter).
 constinit thread_local unsigned turn = 0;
@@ -64,6 +68,8 @@ void clear_pollers() {
     poller* p = slot.exchange(nullptr, std::memory_order_acq_rel);
     delete p;
   }
+  for (poller* p : retired) delete p;
+  retired.clear();
   poller_count.store(0, std::memory_order_relaxed);
   poller_limit.store(0, std::memory_order_relaxed);
 }
@@ -110,9 +116,14 @@ int weft_poller_unregister(weft_poller_t* handle) {
     if (!p->busy.exchange(true, std::memory_order_acquire)) break;
     sched_yield();
   }
-  // Another worker may still have p loaded and see busy set: it skips. Freed after a grace period
-  // would be exact; pollers are few, so they are kept (type-stable) instead.
-  p->fn = nullptr;
+  // Another worker may still have p loaded and see busy set: it skips. The record is freed at
+  // finalize, when no worker runs.
+  if (!weft::core::instance) {
+    delete p;  // no runtime: no worker can hold it
+    return WEFT_OK;
+  }
+  std::lock_guard<std::mutex> g(registry_lock);
+  retired.push_back(p);
   return WEFT_OK;
 }
 

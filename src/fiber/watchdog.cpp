@@ -8,6 +8,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "core/engine.hpp"
 #include "fiber/event.hpp"
@@ -50,7 +51,7 @@ void describe_context(fiber::context* c, void* arg) {
   const void* fn = c->waiting_fn.load(std::memory_order_relaxed);
   std::snprintf(line, sizeof line, "  %s %p (%s) on worker %d waits for %s (%p)\n",
                 fn ? "task" : "implicit task", static_cast<void*>(t), fn ? symbol(fn) : "main program or a thread",
-                c->owner, fiber::describe(k), c->waiting_on.load(std::memory_order_relaxed));
+                c->owner.load(std::memory_order_relaxed), fiber::describe(k), c->waiting_on.load(std::memory_order_relaxed));
   r.text += line;
   ++r.parked;
 }
@@ -61,14 +62,15 @@ void report(const char* headline) {
   fiber::for_each_fiber(describe_context, &r);
   int n = rt.worker_count.load(std::memory_order_acquire);
   for (int i = 0; i < n; ++i) describe_context(&rt.workers[i]->thread_context, &r);
-  static char events[8192];
-  int unfulfilled = fiber::describe_events(events, sizeof events);
-  static char pollers[4096];
-  fiber::describe_pollers(pollers, sizeof pollers);
+  // Not static: the watchdog thread and weft_finalize may report at the same time.
+  std::vector<char> events(8192), pollers(4096);
+  int unfulfilled = fiber::describe_events(events.data(), events.size());
+  fiber::describe_pollers(pollers.data(), pollers.size());
   std::fprintf(stderr,
                "weft: %s\n  %lld task(s) pending; %d suspended, %d unfulfilled event(s); the others wait for "
                "predecessors or children among them\n%s%s%s",
-               headline, static_cast<long long>(live_tasks()), r.parked, unfulfilled, r.text.c_str(), events, pollers);
+               headline, static_cast<long long>(live_tasks()), r.parked, unfulfilled, r.text.c_str(), events.data(),
+               pollers.data());
 }
 
 struct watchdog_state {

@@ -155,9 +155,9 @@ __attribute__((noinline)) void run_included(worker& w, const task_request& r, bo
   w.current = &frame;
   ++w.nesting;
   r.fn(args);
-  worker& now = *core::current_worker;  // an untied creator's context may have moved
+  worker& now = *core::worker_after_switch();  // an untied creator's context may have moved
   core::end_frame(now, &frame);
-  worker& after = *core::current_worker;
+  worker& after = *core::worker_after_switch();
   --after.nesting;
   after.current = saved;
 }
@@ -225,7 +225,7 @@ void spawn(worker& w, const task_request& r) {
   if (ev && undeferred) {
     // An undeferred detached task's creator goes on only once the event is fulfilled.
     fiber::wait_event(*core::current_worker, ev);
-    fiber::destroy_event(*core::current_worker, ev);
+    fiber::destroy_event(*core::worker_after_switch(), ev);
   }
 }
 

@@ -19,7 +19,7 @@ worker& wait_published(worker& w0, std::atomic<fiber::context*>& slot_context, s
     flush_finished_children(*w);
     if (cond()) return *w;
     if (run_here(*w)) {
-      w = current_worker;
+      w = worker_after_switch();
       continue;
     }
     std::uint64_t ticket = begin_wait(*w);
@@ -63,7 +63,7 @@ worker& run_until(worker& w0, Done&& done) {
         w = &yield_until(*w, ready, &done, fiber::wait_kind::barrier, c);
       } else {
         execute_task(*w, t);
-        w = current_worker;
+        w = worker_after_switch();
       }
       continue;
     }

@@ -132,7 +132,8 @@ void worker_main(worker* w, hwloc_topology_t topo, hwloc_const_cpuset_t set) {
   current_worker = w;
   if (set) hwloc_set_cpubind(topo, set, HWLOC_CPUBIND_THREAD);
   run_worker_thread(*w);  // the scheduling loop, on fibers, until the runtime stops
-  current_worker = nullptr;
+  // current_worker is left as it is: the thread ends here (and ThreadSanitizer, which does not tie
+  // a fiber's reads of the thread's TLS to the thread's exit, would report the store).
 }
 
 // hwloc state kept from init to finalize (binding).
@@ -230,10 +231,12 @@ void at_exit() {
 void make_ready(worker& w, task* t, bool may_run_next) {
   runtime& rt = *instance;
   if (t->flags & flag_undeferred) {
-    // Runs on the context that submitted it, which waits for this signal (see submit_task).
+    // Runs on the context that submitted it, which waits for this signal (see submit_task). The
+    // parent's state is read first: once the signal is out, t may run, finish and be recycled
+    // (parent states are never freed while the runtime runs; the ticket catches a stale one).
+    parent_state* ps = t->parent->state.load(std::memory_order_acquire);
     // seq_cst: pairs with the waiter's publication (see wait_published).
     t->waiter.store(undeferred_ready, std::memory_order_seq_cst);
-    parent_state* ps = t->parent->state.load(std::memory_order_acquire);
     wake_published(ps->waiting_context, ps->waiting_ticket);
     return;
   }
@@ -430,7 +433,7 @@ worker* add_worker(bool start_thread) {
   root.pending.store(body_running, std::memory_order_relaxed);
   w->current = &root;
   w->context = &w->thread_context;
-  w->thread_context.owner = i;
+  w->thread_context.owner.store(i, std::memory_order_relaxed);
   w->thread_context.saved_current = &w->root;
   worker* raw = w.get();
   rt.workers[i] = std::move(w);

@@ -41,7 +41,7 @@ fiber::context* spare_loop_fiber(worker& w) {
 // `after` of a switch away from a loop fiber at its top: it becomes a spare of the worker now
 // running (its loop goes on from there when it is next switched to).
 void keep_loop_fiber(fiber::context* from, void*) {
-  worker& w = *current_worker;
+  worker& w = *worker_after_switch();
   from->tied_frames = 0;
   if (w.spare_count < spare_fibers_per_worker) {
     from->next = w.spare_fibers;
@@ -61,7 +61,7 @@ void park_after(fiber::context* from, void* ticket) {
 }
 
 void yield_after(fiber::context* from, void*) {
-  worker& w = *current_worker;
+  worker& w = *worker_after_switch();
   // Appended: yielded contexts are resumed oldest first.
   from->next = nullptr;
   fiber::context** tail = &w.yielded;
@@ -75,7 +75,7 @@ void set_aside(worker& w, fiber::context* self, fiber::wait_kind why, const void
   self->saved_current = w.current;
   self->saved_nesting = w.nesting;
   self->crew = w.crew;
-  self->owner = w.id;
+  self->owner.store(w.id, std::memory_order_relaxed);
   self->waiting_for.store(why, std::memory_order_relaxed);
   self->waiting_on.store(on, std::memory_order_relaxed);
   self->waiting_task.store(w.current, std::memory_order_relaxed);
@@ -89,7 +89,7 @@ void enter(worker& w, fiber::context* to) {
   w.context = to;
   w.current = to->saved_current;
   w.nesting = to->saved_nesting;
-  to->owner = w.id;
+  to->owner.store(w.id, std::memory_order_relaxed);
   to->waiting_for.store(fiber::wait_kind::none, std::memory_order_relaxed);
   worker_counters::bump(w.counters.resumes);
 }
@@ -150,7 +150,7 @@ worker& park(worker& w, std::uint64_t ticket, fiber::wait_kind why, const void* 
   fiber::context* loop = spare_loop_fiber(w);
   enter_loop(w, loop);
   fiber::switch_to(self, loop, park_after, reinterpret_cast<void*>(static_cast<std::uintptr_t>(ticket)));
-  return *current_worker;  // resumed, perhaps on another worker
+  return *worker_after_switch();  // resumed, perhaps on another worker
 }
 
 worker& yield_until(worker& w, bool (*ready)(void*), void* arg, fiber::wait_kind why, fiber::context* to) {
@@ -165,7 +165,7 @@ worker& yield_until(worker& w, bool (*ready)(void*), void* arg, fiber::wait_kind
     enter_loop(w, to);
   }
   fiber::switch_to(self, to, yield_after, nullptr);
-  return *current_worker;
+  return *worker_after_switch();
 }
 
 void make_resumable(fiber::context* ctx, bool signal_safe) {
@@ -178,7 +178,7 @@ void make_resumable(fiber::context* ctx, bool signal_safe) {
     w->crew->park.notify_work();
     return;
   }
-  worker& owner = *rt.workers[ctx->owner];
+  worker& owner = *rt.workers[ctx->owner.load(std::memory_order_relaxed)];
   fiber::context* head = owner.inbox.load(std::memory_order_relaxed);
   do {
     ctx->next_resumable.store(head, std::memory_order_relaxed);
@@ -214,7 +214,7 @@ bool stack_has_room(const worker& w) {
 void worker_loop() {
   int spins = 0;
   for (;;) {
-    worker& w = *current_worker;  // this loop fiber may have moved to another worker
+    worker& w = *worker_after_switch();  // this loop fiber may have moved to another worker
     runtime& rt = *instance;
     w.current = &w.root;
     w.nesting = 0;
@@ -260,13 +260,13 @@ void worker_loop() {
           break;
         }
         execute_task(*now, t);
-        if (current_worker != now) break;  // this fiber moved with a task that blocked
+        if (worker_after_switch() != now) break;  // this fiber moved with a task that blocked
         if ((now->yielded && ran % 16 == 0) || now->resume_next || now->inbox.load(std::memory_order_relaxed) ||
             fiber::pollers_active() || deferred_pending.load(std::memory_order_relaxed))
           break;
         if (!(t = find_work(*now))) break;
       }
-      now = current_worker;
+      now = worker_after_switch();
       if (now->yielded) {
         if (fiber::context* c = take_yielded(*now, false)) resume_from_loop(*now, c);
       }
@@ -285,7 +285,7 @@ void worker_loop() {
 
 void run_worker_thread(worker& w) {
   fiber::init_thread_context(&w.thread_context);
-  w.thread_context.owner = w.id;
+  w.thread_context.owner.store(w.id, std::memory_order_relaxed);
   w.context = &w.thread_context;
   fiber::context* loop = spare_loop_fiber(w);
   enter_loop(w, loop);
@@ -302,5 +302,9 @@ void release_fibers(runtime& rt) {
   }
   fiber::release_all_fibers();
 }
+
+#if defined(__SANITIZE_THREAD__)
+__attribute__((noipa)) worker* worker_after_switch() { return current_worker; }
+#endif
 
 }  // namespace weft::core
