@@ -2,11 +2,11 @@
 // with the annotations AddressSanitizer and ThreadSanitizer need to follow a stack switch.
 #include "fiber/context.hpp"
 
-#include <boost/context/detail/fcontext.hpp>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include <boost/context/detail/fcontext.hpp>
 
 #include <cstdio>
 #include <cstdlib>
@@ -27,14 +27,22 @@ namespace bc = boost::context::detail;
 
 const char* describe(wait_kind k) {
   switch (k) {
-    case wait_kind::none: return "nothing";
-    case wait_kind::children: return "its children (taskwait)";
-    case wait_kind::taskgroup: return "the tasks of a taskgroup";
-    case wait_kind::event: return "an event";
-    case wait_kind::predecessors: return "its predecessors (undeferred task)";
-    case wait_kind::yield: return "nothing (it yielded)";
-    case wait_kind::throttle: return "fewer live tasks (throttled producer)";
-    case wait_kind::barrier: return "a barrier";
+    case wait_kind::none:
+      return "nothing";
+    case wait_kind::children:
+      return "its children (taskwait)";
+    case wait_kind::taskgroup:
+      return "the tasks of a taskgroup";
+    case wait_kind::event:
+      return "an event";
+    case wait_kind::predecessors:
+      return "its predecessors (undeferred task)";
+    case wait_kind::yield:
+      return "nothing (it yielded)";
+    case wait_kind::throttle:
+      return "fewer live tasks (throttled producer)";
+    case wait_kind::barrier:
+      return "a barrier";
   }
   return "?";
 }
@@ -109,7 +117,8 @@ context* make_fiber(std::size_t stack_size, void (*entry)()) {
   // [guard page][stack ............][context record]: the record sits above the stack's top.
   std::size_t record = (sizeof(context) + p - 1) / p * p;
   std::size_t total = p + stack_size + record;
-  void* mem = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+  void* mem =
+      mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
   if (mem == MAP_FAILED) {
     std::fprintf(stderr, "weft: cannot map a %zu-byte fiber stack (%lld fibers exist; see WEFT_STACKSIZE)\n", total,
                  static_cast<long long>(made.load()));
@@ -166,7 +175,9 @@ void release_all_fibers() {
   made.store(0, std::memory_order_relaxed);
 }
 
-std::int64_t fibers_made() { return made.load(std::memory_order_relaxed); }
+std::int64_t fibers_made() {
+  return made.load(std::memory_order_relaxed);
+}
 
 void for_each_fiber(void (*fn)(context*, void*), void* arg) {
   std::lock_guard<std::mutex> g(registry_lock);

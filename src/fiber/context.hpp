@@ -30,13 +30,13 @@ const char* describe(wait_kind k);
 inline constexpr std::uint64_t wake_running = 0, wake_parked = 1, wake_notified = 2;
 
 struct alignas(64) context {
-  fcontext resume_at = nullptr;   // where it continues when switched to
-  char* stack_low = nullptr;      // lowest usable address (above the guard page)
-  std::size_t stack_size = 0;     // usable bytes
-  bool thread_stack = false;      // a thread's own stack: only that thread's worker may resume it
-  std::atomic<int> owner{-1};     // worker it runs on or last ran on (relaxed: reports read it)
-  int tied_frames = 0;            // tied tasks running on it: it may only resume on `owner`
-  core::gang* crew = nullptr;     // gang it ran in when it parked (an untied resume stays in it)
+  fcontext resume_at = nullptr;        // where it continues when switched to
+  char* stack_low = nullptr;           // lowest usable address (above the guard page)
+  std::size_t stack_size = 0;          // usable bytes
+  bool thread_stack = false;           // a thread's own stack: only that thread's worker may resume it
+  std::atomic<int> owner{-1};          // worker it runs on or last ran on (relaxed: reports read it)
+  int tied_frames = 0;                 // tied tasks running on it: it may only resume on `owner`
+  core::gang* crew = nullptr;          // gang it ran in when it parked (an untied resume stays in it)
   std::atomic<std::uint64_t> wake{0};  // see wake_* above
   // The worker's view of the running task, kept while parked and restored on resume.
   core::task* saved_current = nullptr;
@@ -49,7 +49,7 @@ struct alignas(64) context {
   // A yielded context is resumed by its worker's loop when ready(arg) holds.
   bool (*ready)(void*) = nullptr;
   void* ready_arg = nullptr;
-  context* next = nullptr;        // fiber cache, yielded list (owner only)
+  context* next = nullptr;                        // fiber cache, yielded list (owner only)
   std::atomic<context*> next_resumable{nullptr};  // resume inbox (lock-free)
   // Sanitizer bookkeeping (unused in normal builds).
   void* tsan_fiber = nullptr;

@@ -21,6 +21,17 @@ event_waiter* const fulfilled_mark = reinterpret_cast<event_waiter*>(1);
 std::atomic<event*> deferred{nullptr};
 std::atomic<std::uint64_t> fulfilled_count{0};
 
+// Hands e to the workers' completion list (with the bound task to complete, or none) and wakes
+// `worker`. Lock-free: signal handlers and foreign threads come here.
+void defer(event* e, core::task* t, int worker) {
+  e->deferred_task.store(t, std::memory_order_relaxed);
+  event* head = deferred.load(std::memory_order_relaxed);
+  do e->link = head;
+  while (!deferred.compare_exchange_weak(head, e, std::memory_order_release, std::memory_order_relaxed));
+  core::deferred_pending.store(true, std::memory_order_seq_cst);
+  sched::idle_park::wake(core::instance->workers[worker]->sleep_word);
+}
+
 void free_event(core::worker& w, event* e) {
   e->live.store(false, std::memory_order_relaxed);
   w.event_cache.release(e);
@@ -34,22 +45,18 @@ void drop_ref(core::worker* w, event* e) {
     return;
   }
   // No worker here: a worker frees it (the completion list carries it).
-  e->deferred_task.store(nullptr, std::memory_order_relaxed);
   e->refs.store(1, std::memory_order_relaxed);  // the list's reference
-  event* head = deferred.load(std::memory_order_relaxed);
-  do e->link = head;
-  while (!deferred.compare_exchange_weak(head, e, std::memory_order_release, std::memory_order_relaxed));
-  core::deferred_pending.store(true, std::memory_order_seq_cst);
-  core::runtime& rt = *core::instance;
-  sched::idle_park::wake(rt.workers[0]->sleep_word);
+  defer(e, nullptr, 0);
 }
 
 // The last fulfilment: wake the waiters, complete the bound task, drop the unfulfilled reference.
 void complete(event* e, bool signal_safe) {
   core::worker* self = signal_safe ? nullptr : core::current_worker;
   // Progress for the watchdog: per worker (no shared line), else on the shared count.
-  if (self) core::worker_counters::bump(self->counters.events_fulfilled);
-  else fulfilled_count.fetch_add(1, std::memory_order_relaxed);
+  if (self)
+    core::worker_counters::bump(self->counters.events_fulfilled);
+  else
+    fulfilled_count.fetch_add(1, std::memory_order_relaxed);
   // seq_cst (with bind_event's CAS and load): a bind racing with this sees the list closed, or
   // its task is found by the exchange of `bound` below.
   event_waiter* w = e->waiters.exchange(fulfilled_mark, std::memory_order_seq_cst);
@@ -68,14 +75,8 @@ void complete(event* e, bool signal_safe) {
     // The caller may run long before its next scheduling point: report the completion now.
     core::flush_finished_children(*self);
   } else if (t) {
-    e->deferred_task.store(t, std::memory_order_relaxed);
     e->refs.fetch_add(1, std::memory_order_relaxed);  // the list's reference
-    event* head = deferred.load(std::memory_order_relaxed);
-    do e->link = head;
-    while (!deferred.compare_exchange_weak(head, e, std::memory_order_release, std::memory_order_relaxed));
-    core::deferred_pending.store(true, std::memory_order_seq_cst);
-    core::runtime& rt = *core::instance;
-    sched::idle_park::wake(rt.workers[t->home]->sleep_word);
+    defer(e, t, t->home);
   }
   drop_ref(self, e);
 }

@@ -24,15 +24,15 @@ struct event_waiter {
 };
 
 struct alignas(64) event {
-  event* link;                              // free list of the pool; deferred-completion list
-  std::atomic<std::int32_t> count;          // fulfilments still expected (0: fulfilled)
-  std::atomic<std::int32_t> refs;           // the creator's, and one until fulfilled
-  std::atomic<std::uint32_t> generation;    // bumped at each reuse (stale handles are caught)
-  std::atomic<bool> live;                   // allocated (watchdog scans the pool)
-  std::atomic<event_waiter*> waiters;       // fulfilled_mark once fulfilled
-  std::atomic<core::task*> bound;           // task whose completion waits for it
-  std::atomic<core::task*> deferred_task;   // bound task a worker completes (deferred fulfilment)
-  std::atomic<const void*> bound_fn;        // the bound task's body (reports)
+  event* link;                             // free list of the pool; deferred-completion list
+  std::atomic<std::int32_t> count;         // fulfilments still expected (0: fulfilled)
+  std::atomic<std::int32_t> refs;          // the creator's, and one until fulfilled
+  std::atomic<std::uint32_t> generation;   // bumped at each reuse (stale handles are caught)
+  std::atomic<bool> live;                  // allocated (watchdog scans the pool)
+  std::atomic<event_waiter*> waiters;      // fulfilled_mark once fulfilled
+  std::atomic<core::task*> bound;          // task whose completion waits for it
+  std::atomic<core::task*> deferred_task;  // bound task a worker completes (deferred fulfilment)
+  std::atomic<const void*> bound_fn;       // the bound task's body (reports)
 };
 static_assert(sizeof(event) == 64);
 

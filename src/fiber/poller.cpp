@@ -18,7 +18,7 @@ std::atomic<poller*> poller_slots[max_pollers] = {};
 std::atomic<int> poller_limit{0};
 
 namespace {
-std::mutex registry_lock;  // registration only
+std::mutex registry_lock;      // registration only
 std::vector<poller*> retired;  // unregistered: freed at finalize (a racing worker may still read one)
 // Where this thread starts its next pass: successive passes start one poller further, so that no
 // poller always waits behind the others (no shared rotor: a pass touches no shared counter).
@@ -31,8 +31,8 @@ int poll_all(int worker_id) {
   if (limit <= 0) return 0;
   unsigned start = turn++ + static_cast<unsigned>(worker_id);
   for (int i = 0; i < limit; ++i) {
-    poller* p = poller_slots[(start + static_cast<unsigned>(i)) % static_cast<unsigned>(limit)].load(
-        std::memory_order_acquire);
+    poller* p =
+        poller_slots[(start + static_cast<unsigned>(i)) % static_cast<unsigned>(limit)].load(std::memory_order_acquire);
     if (!p) continue;
     // A plain read first: a poller another worker is calling costs no exchange on its line.
     if (p->busy.load(std::memory_order_relaxed) || p->busy.exchange(true, std::memory_order_acquire)) continue;

@@ -12,7 +12,7 @@ inline constexpr int max_pollers = 64;
 struct poller {
   int (*fn)(void*);
   void* arg;
-  std::atomic<bool> busy{false};    // a worker is calling it
+  std::atomic<bool> busy{false};  // a worker is calling it
   std::atomic<std::uint64_t> calls{0};
   std::atomic<std::uint64_t> hits{0};  // calls that reported progress (fn returned non-zero)
 };
@@ -21,7 +21,9 @@ extern std::atomic<int> poller_count;
 extern std::atomic<int> poller_limit;  // one past the highest slot ever used
 extern std::atomic<poller*> poller_slots[max_pollers];
 
-inline bool pollers_active() { return poller_count.load(std::memory_order_relaxed) != 0; }
+inline bool pollers_active() {
+  return poller_count.load(std::memory_order_relaxed) != 0;
+}
 // Calls each registered poller that no other worker is calling, starting at a rotating slot so
 // that no poller waits behind the others. Returns the number of calls that reported progress.
 int poll_all(int worker_id);

@@ -49,9 +49,10 @@ void describe_context(fiber::context* c, void* arg) {
   task* t = c->waiting_task.load(std::memory_order_relaxed);
   char line[512];
   const void* fn = c->waiting_fn.load(std::memory_order_relaxed);
-  std::snprintf(line, sizeof line, "  %s %p (%s) on worker %d waits for %s (%p)\n",
-                fn ? "task" : "implicit task", static_cast<void*>(t), fn ? symbol(fn) : "main program or a thread",
-                c->owner.load(std::memory_order_relaxed), fiber::describe(k), c->waiting_on.load(std::memory_order_relaxed));
+  std::snprintf(line, sizeof line, "  %s %p (%s) on worker %d waits for %s (%p)\n", fn ? "task" : "implicit task",
+                static_cast<void*>(t), fn ? symbol(fn) : "main program or a thread",
+                c->owner.load(std::memory_order_relaxed), fiber::describe(k),
+                c->waiting_on.load(std::memory_order_relaxed));
   r.text += line;
   ++r.parked;
 }
@@ -99,7 +100,8 @@ void watch(int seconds) {
     }
     if (!reported && now - since >= std::chrono::seconds(seconds)) {
       char headline[128];
-      std::snprintf(headline, sizeof headline, "watchdog: no task created or finished and no event fulfilled for %d s", seconds);
+      std::snprintf(headline, sizeof headline, "watchdog: no task created or finished and no event fulfilled for %d s",
+                    seconds);
       report(headline);
       reported = true;
     }

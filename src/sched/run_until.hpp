@@ -41,8 +41,7 @@ worker& run_until(worker& w0, Done&& done) {
     // done() may depend on counts this worker holds back: those of the waiting task's children or
     // of a taskgroup it opened. Counts for other tasks stay batched while there is work (a team
     // barrier's waiters run each other's tasks); idle_wait reports them before sleeping.
-    if ((w->batch_finished && w->batch_parent == w->current) ||
-        (w->group_owed && w->batch_group->owner == w->current))
+    if ((w->batch_finished && w->batch_parent == w->current) || (w->group_owed && w->batch_group->owner == w->current))
       flush_finished_children(*w);
     if (done()) break;
     // A context to resume (tied to this worker, or untied in its queue) runs while this one

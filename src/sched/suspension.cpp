@@ -304,7 +304,9 @@ void release_fibers(runtime& rt) {
 }
 
 #if defined(__SANITIZE_THREAD__)
-__attribute__((noipa)) worker* worker_after_switch() { return current_worker; }
+__attribute__((noipa)) worker* worker_after_switch() {
+  return current_worker;
+}
 #endif
 
 }  // namespace weft::core
