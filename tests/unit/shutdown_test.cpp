@@ -6,12 +6,6 @@
 
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -23,9 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include "child_process.h"
 #include "weft_test.h"
-
-extern char** environ;
 
 namespace {
 
@@ -107,75 +100,10 @@ TEST(Shutdown, FinalizeFromAnotherThreadThanInit) {
 }
 
 // --- the helper program --------------------------------------------------------------------------
-struct outcome {
-  bool exited = false;  // normal exit (not a signal, not killed by us)
-  int status = -1;      // exit status, or the signal
-  bool hung = false;
-  std::string out, err;
-};
-
-std::string read_file(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
+using outcome = weft_test::child_outcome;
 
 outcome run_helper(const char* program, const char* mode, int workers) {
-  outcome o;
-  char out_path[] = "/tmp/weft_helper_out_XXXXXX";
-  char err_path[] = "/tmp/weft_helper_err_XXXXXX";
-  int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
-  EXPECT_GE(out_fd, 0);
-  EXPECT_GE(err_fd, 0);
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e; ++e)
-    if (std::strncmp(*e, "WEFT_", 5) != 0 || std::strncmp(*e, "WEFT_TEST", 9) == 0) env_strings.push_back(*e);
-  env_strings.push_back("WEFT_NUM_THREADS=" + std::to_string(workers));
-  std::vector<char*> envp;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::string prog = program, mode_s = mode;
-  char* argv[] = {prog.data(), mode_s.data(), nullptr};
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
-  posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, program, &actions, nullptr, argv, envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  close(out_fd);
-  close(err_fd);
-  EXPECT_EQ(rc, 0) << "posix_spawn " << program << ": " << std::strerror(rc);
-  if (rc == 0) {
-    int wstatus = 0;
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    for (;;) {
-      pid_t r = waitpid(pid, &wstatus, WNOHANG);
-      if (r == pid) break;
-      if (std::chrono::steady_clock::now() > deadline) {
-        kill(pid, SIGKILL);
-        waitpid(pid, &wstatus, 0);
-        o.hung = true;
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    if (!o.hung) {
-      if (WIFEXITED(wstatus)) {
-        o.exited = true;
-        o.status = WEXITSTATUS(wstatus);
-      } else if (WIFSIGNALED(wstatus)) {
-        o.status = WTERMSIG(wstatus);
-      }
-    }
-  }
-  o.out = read_file(out_path);
-  o.err = read_file(err_path);
-  unlink(out_path);
-  unlink(err_path);
-  return o;
+  return weft_test::run_child(program, mode, {"WEFT_NUM_THREADS=" + std::to_string(workers)}, 60);
 }
 
 bool mentions_pending(std::string text) {

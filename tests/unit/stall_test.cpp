@@ -6,12 +6,6 @@
 
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -22,26 +16,12 @@
 #include <thread>
 #include <vector>
 
+#include "child_process.h"
 #include "weft_test.h"
-
-extern char** environ;
 
 namespace {
 
-struct outcome {
-  bool exited = false;  // normal exit (not a signal, not killed by us)
-  int status = -1;      // exit status, or the signal
-  bool hung = false;
-  double seconds = 0;
-  std::string out, err;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
+using outcome = weft_test::child_outcome;
 
 // A run takes about WEFT_WATCHDOG (1 s) plus start-up; sanitized builds are slower.
 double hang_limit() {
@@ -49,64 +29,9 @@ double hang_limit() {
 }
 
 outcome run_helper(const char* mode, int workers, const char* watchdog) {
-  outcome o;
-  char out_path[] = "/tmp/weft_stall_out_XXXXXX";
-  char err_path[] = "/tmp/weft_stall_err_XXXXXX";
-  int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
-  EXPECT_GE(out_fd, 0);
-  EXPECT_GE(err_fd, 0);
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e; ++e)
-    if (std::strncmp(*e, "WEFT_", 5) != 0 || std::strncmp(*e, "WEFT_TEST", 9) == 0) env_strings.push_back(*e);
-  env_strings.push_back("WEFT_NUM_THREADS=" + std::to_string(workers));
-  if (watchdog) env_strings.push_back(std::string("WEFT_WATCHDOG=") + watchdog);
-  std::vector<char*> envp;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::string prog = WEFT_SUSPENSION_HELPER, mode_s = mode;
-  char* argv[] = {prog.data(), mode_s.data(), nullptr};
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
-  posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
-  pid_t pid = -1;
-  auto t0 = std::chrono::steady_clock::now();
-  int rc = posix_spawn(&pid, prog.c_str(), &actions, nullptr, argv, envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  close(out_fd);
-  close(err_fd);
-  EXPECT_EQ(rc, 0) << "posix_spawn " << prog << ": " << std::strerror(rc);
-  if (rc == 0) {
-    int wstatus = 0;
-    auto deadline = t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                             std::chrono::duration<double>(hang_limit()));
-    for (;;) {
-      pid_t r = waitpid(pid, &wstatus, WNOHANG);
-      if (r == pid) break;
-      if (std::chrono::steady_clock::now() > deadline) {
-        kill(pid, SIGKILL);
-        waitpid(pid, &wstatus, 0);
-        o.hung = true;
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    if (!o.hung) {
-      if (WIFEXITED(wstatus)) {
-        o.exited = true;
-        o.status = WEXITSTATUS(wstatus);
-      } else if (WIFSIGNALED(wstatus)) {
-        o.status = WTERMSIG(wstatus);
-      }
-    }
-  }
-  o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  o.out = slurp(out_path);
-  o.err = slurp(err_path);
-  unlink(out_path);
-  unlink(err_path);
-  return o;
+  std::vector<std::string> env{"WEFT_NUM_THREADS=" + std::to_string(workers)};
+  if (watchdog) env.push_back(std::string("WEFT_WATCHDOG=") + watchdog);
+  return weft_test::run_child(WEFT_SUSPENSION_HELPER, mode, env, hang_limit());
 }
 
 std::string describe(const outcome& o) {
