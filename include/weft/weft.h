@@ -36,7 +36,9 @@ typedef enum weft_status {
   WEFT_ERR_ARGS_TOO_LARGE = 9,   /* argument block over WEFT_MAX_ARGS_SIZE */
   WEFT_ERR_EVENT_FULFILLED = 10, /* weft_event_fulfill on an event already fulfilled (count times) */
   WEFT_ERR_EVENT_BOUND = 11,     /* weft_event_bind on an event already bound to a task */
-  WEFT_ERR_STALLED = 12          /* finalize: tasks wait on events nobody fulfilled (see stderr) */
+  WEFT_ERR_STALLED = 12,         /* finalize: tasks wait on events nobody fulfilled (see stderr) */
+  WEFT_ERR_GRAPH_CHANGED = 13,   /* a persistent graph's iteration differs from its recording */
+  WEFT_ERR_GRAPH_STATE = 14      /* graph call out of order: iteration/end without begin, begin twice */
 } weft_status;
 
 /* Dependence types, OpenMP 5.2 semantics among sibling tasks. */
@@ -140,6 +142,68 @@ WEFT_API weft_poller_t *weft_poller_register(weft_poller_fn fn, void *arg);
 /* After it returns, fn is not running and will not be called again. Not from inside fn. */
 WEFT_API int weft_poller_unregister(weft_poller_t *poller);
 
+/* --- persistent task graphs ------------------------------------------------------------------
+ * Between weft_graph_begin and weft_graph_end, the tasks that the calling task (or main program)
+ * creates in a loop are recorded once and replayed: no allocation and no dependence processing
+ * for the replayed tasks, and no barrier between iterations (edges from one iteration to the next
+ * are recorded too, so a task starts as soon as its own predecessors are done).
+ *
+ *   weft_graph_begin();
+ *   for (int it = 0; it < steps; ++it) {
+ *     weft_graph_iteration();          // at the top of every iteration, the first included
+ *     ... create tasks as usual ...
+ *   }
+ *   weft_graph_end();                  // waits for every task of the graph
+ *
+ * Re-execute mode (default): the loop body runs every iteration; iteration 0 is recorded (its
+ * tasks run as usual, then wait for each other once), later iterations are matched task by task
+ * against the recording and only their argument blocks are copied (so firstprivate values may
+ * change). Taskiter mode: the body runs for `unroll` iterations only (the recording); then
+ * weft_graph_end replays it for the remaining iterations, or while `condition` holds.
+ * `unroll` > 1 records several iterations as one round, for loops whose accesses repeat every
+ * `unroll` iterations (pointer swapping). An iteration whose tasks, functions or accesses differ
+ * from the recording is detected: the graph is recorded again (WEFT_GRAPH_ON_CHANGE=rerecord,
+ * default) or the call returns WEFT_ERR_GRAPH_CHANGED and the graph stops replaying (=error).
+ * Tasks of a graph may not be undeferred; mutexinoutset accesses replay as inout (one valid order).
+ * Children created inside a replayed task are ordinary tasks. */
+typedef enum weft_graph_mode { WEFT_GRAPH_REEXECUTE = 0, WEFT_GRAPH_TASKITER = 1 } weft_graph_mode;
+typedef enum weft_graph_policy {
+  WEFT_GRAPH_POLICY_DEFAULT = 0,        /* WEFT_GRAPH_POLICY, else immediate successor */
+  WEFT_GRAPH_IMMEDIATE_SUCCESSOR = 1,   /* a finished task's first released successor runs next */
+  WEFT_GRAPH_ITERATION_PRIORITY = 2     /* ready tasks run in readiness order: older iterations first */
+} weft_graph_policy;
+typedef enum weft_graph_on_change {
+  WEFT_GRAPH_ON_CHANGE_DEFAULT = 0,     /* WEFT_GRAPH_ON_CHANGE, else rerecord */
+  WEFT_GRAPH_RERECORD = 1,
+  WEFT_GRAPH_ERROR = 2
+} weft_graph_on_change;
+
+typedef struct weft_graph_options {
+  int mode;                      /* weft_graph_mode */
+  int unroll;                    /* loop iterations per recorded round (0 or 1: one) */
+  long iterations;               /* taskiter: loop iterations in all, recorded ones included;
+                                    -1: until condition returns 0 */
+  int (*condition)(void *arg);   /* taskiter: called after each round once all its tasks are done
+                                    (the control task); 0 ends the loop. NULL: none */
+  void *condition_arg;
+  int policy;                    /* weft_graph_policy */
+  int lookahead;                 /* rounds the producer may run ahead of the oldest unfinished
+                                    one, 1..6; 0: WEFT_GRAPH_LOOKAHEAD, else 2 */
+  int on_change;                 /* weft_graph_on_change */
+  int barrier;                   /* non-zero: each round waits for the previous (for comparisons) */
+} weft_graph_options_t;
+
+/* Opens a graph on the calling task in re-execute mode with the defaults. WEFT_ERR_GRAPH_STATE when
+ * one is open already. */
+WEFT_API int weft_graph_begin(void);
+/* The same with options (NULL: defaults). WEFT_ERR_INVALID_ARGUMENT names nothing: the message on
+ * stderr names the field. */
+WEFT_API int weft_graph_begin_with(const weft_graph_options_t *options);
+/* Starts the next loop iteration of the open graph. */
+WEFT_API int weft_graph_iteration(void);
+/* Taskiter: runs the remaining iterations. Then waits for every task of the graph and closes it. */
+WEFT_API int weft_graph_end(void);
+
 /* --- queries ---------------------------------------------------------------------------------- */
 
 WEFT_API int weft_num_workers(void);
@@ -164,6 +228,8 @@ typedef struct weft_stats {
   uint64_t suspensions;       /* contexts set aside by a blocking task (parked or yielded) */
   uint64_t resumes;
   uint64_t fibers;            /* fiber stacks made so far */
+  uint64_t graph_replayed;    /* tasks run from a persistent graph's recording */
+  uint64_t graph_recordings;  /* persistent graph rounds recorded (first ones and re-recordings) */
 } weft_stats_t;
 /* Sums the per-worker counters. Exact when no task is running. */
 WEFT_API int weft_get_stats(weft_stats_t *stats);

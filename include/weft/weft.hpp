@@ -195,6 +195,40 @@ class taskgroup {
   bool open_ = true;
 };
 
+// A persistent task graph opened on the calling task (see weft_graph_begin in weft.h):
+//   weft::graph g;
+//   for (int it = 0; it < steps; ++it) g.iteration([&] { ...weft::spawn(...)... });
+//   g.end();  // or let the destructor wait
+// Taskiter mode: weft::graph g(options with mode WEFT_GRAPH_TASKITER); g.iteration(body) for the
+// recorded iterations, then g.end() runs the rest.
+class graph {
+ public:
+  graph() { detail::check(weft_graph_begin_with(nullptr), "weft::graph"); }
+  explicit graph(const weft_graph_options_t& options) { detail::check(weft_graph_begin_with(&options), "weft::graph"); }
+  graph(const graph&) = delete;
+  graph& operator=(const graph&) = delete;
+  template <class F>
+  void iteration(F&& body) {
+    detail::check(weft_graph_iteration(), "weft::graph::iteration");
+    body();
+  }
+  void end() {
+    if (open_) {
+      open_ = false;
+      detail::check(weft_graph_end(), "weft::graph::end");
+    }
+  }
+  ~graph() noexcept(false) {
+    if (!open_) return;
+    open_ = false;
+    int status = weft_graph_end();
+    if (std::uncaught_exceptions() == 0) detail::check(status, "weft::graph");
+  }
+
+ private:
+  bool open_ = true;
+};
+
 }  // namespace weft
 
 #endif  // WEFT_WEFT_HPP

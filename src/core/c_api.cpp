@@ -49,7 +49,7 @@ weft_task_t* weft_task_create(weft_task_fn fn, const void* args, size_t args_siz
   throttle(*w);
   task* t = allocate_task(*w, fn, args_size, flags);
   if (!t) {
-    fail(WEFT_ERR_OUT_OF_MEMORY);
+    fail(w->refused ? w->refused : WEFT_ERR_OUT_OF_MEMORY);
     return nullptr;
   }
   if (flags & WEFT_TASK_TIED) t->run_flags = run_tied;
@@ -131,6 +131,30 @@ int weft_taskgroup_end(void) {
   worker* w = current_worker;
   if (!w) return fail(instance ? WEFT_ERR_NOT_A_WORKER : WEFT_ERR_NO_TASKGROUP);
   int status = taskgroup_end(*w);
+  return status == WEFT_OK ? WEFT_OK : fail(status);
+}
+
+int weft_graph_begin(void) { return weft_graph_begin_with(nullptr); }
+
+int weft_graph_begin_with(const weft_graph_options_t* options) {
+  int status = WEFT_OK;
+  worker* w = caller(status);
+  if (!w) return fail(status);
+  status = graph_begin(*w, options);
+  return status == WEFT_OK ? WEFT_OK : fail(status);
+}
+
+int weft_graph_iteration(void) {
+  worker* w = current_worker;
+  if (!w) return fail(instance ? WEFT_ERR_NOT_A_WORKER : WEFT_ERR_GRAPH_STATE);
+  int status = graph_iteration(*w);
+  return status == WEFT_OK ? WEFT_OK : fail(status);
+}
+
+int weft_graph_end(void) {
+  worker* w = current_worker;
+  if (!w) return fail(instance ? WEFT_ERR_NOT_A_WORKER : WEFT_ERR_GRAPH_STATE);
+  int status = graph_end(*w);
   return status == WEFT_OK ? WEFT_OK : fail(status);
 }
 
@@ -231,6 +255,8 @@ const char* weft_strerror(int status) {
     case WEFT_ERR_EVENT_FULFILLED: return "the event was already fulfilled (as many times as its count)";
     case WEFT_ERR_EVENT_BOUND: return "the event is already bound to a task";
     case WEFT_ERR_STALLED: return "tasks still wait on events that nobody fulfilled (listed on stderr)";
+    case WEFT_ERR_GRAPH_CHANGED: return "an iteration of the persistent graph differs from its recording (details on stderr)";
+    case WEFT_ERR_GRAPH_STATE: return "graph call out of order (no graph open in this task, one open already, or taskiter recording over)";
     default: return "unknown weft status";
   }
 }

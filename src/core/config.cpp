@@ -116,6 +116,19 @@ bool config::from_environment(config& c, std::string& error) {
   v = 0;
   if (!parse_int("WEFT_WATCHDOG", 0, 86400, v, error)) return false;
   c.watchdog_seconds = static_cast<int>(v);
+  v = c.graph_lookahead;
+  if (!parse_int("WEFT_GRAPH_LOOKAHEAD", 1, 6, v, error)) return false;
+  c.graph_lookahead = static_cast<int>(v);
+  {
+    static const char* const names[] = {"successor", "iteration"};
+    static const bool values[] = {false, true};
+    if (!parse_choice("WEFT_GRAPH_POLICY", names, values, c.graph_iteration_priority, error)) return false;
+  }
+  {
+    static const char* const names[] = {"rerecord", "error"};
+    static const bool values[] = {true, false};
+    if (!parse_choice("WEFT_GRAPH_ON_CHANGE", names, values, c.graph_rerecord, error)) return false;
+  }
   v = 0;
   if (!parse_int("WEFT_DISPLAY_ENV", 0, 1, v, error)) return false;
   c.display_env = v != 0;
@@ -135,7 +148,10 @@ std::string config::describe() const {
      << "  WEFT_MAX_READY=" << max_ready << "\n"
      << "  WEFT_STACKSIZE=" << stack_size << (stack_size ? "" : " (system default)")
      << " (threads and the fibers tasks run on)\n"
-     << "  WEFT_WATCHDOG=" << watchdog_seconds << (watchdog_seconds ? " s" : " (off)") << "\n";
+     << "  WEFT_WATCHDOG=" << watchdog_seconds << (watchdog_seconds ? " s" : " (off)") << "\n"
+     << "  WEFT_GRAPH_LOOKAHEAD=" << graph_lookahead << "\n"
+     << "  WEFT_GRAPH_POLICY=" << (graph_iteration_priority ? "iteration" : "successor") << "\n"
+     << "  WEFT_GRAPH_ON_CHANGE=" << (graph_rerecord ? "rerecord" : "error") << "\n";
   return os.str();
 }
 

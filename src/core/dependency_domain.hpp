@@ -79,6 +79,7 @@ struct parent_state {
   // ticket its waker presents (see fiber::notify).
   std::atomic<fiber::context*> waiting_context{nullptr};
   std::atomic<std::uint64_t> waiting_ticket{0};
+  graph* open_graph = nullptr;  // the persistent graph this task has open (graph_owner)
 };
 
 }  // namespace weft::core

@@ -3,16 +3,36 @@
 
 #include <weft/weft.h>
 
+#include "core/graph.hpp"
 #include "core/runtime.hpp"
 #include "core/task.hpp"
 
 namespace weft::core {
 
 // --- task life cycle (core/task_lifecycle.cpp) ------------------------------------------------
-task* allocate_task(worker& w, weft_task_fn fn, std::size_t args_size, unsigned flags);
+// A descriptor from the worker's pool. Null when out of memory, or when a persistent graph refuses
+// the task (w.refused says WEFT_ERR_GRAPH_CHANGED then).
+task* allocate_plain(worker& w, weft_task_fn fn, std::size_t args_size, unsigned flags);
+inline task* allocate_task(worker& w, weft_task_fn fn, std::size_t args_size, unsigned flags) {
+  if (__builtin_expect(w.current->graph_role == graph_owner, 0)) {
+    int status = WEFT_OK;
+    if (task* t = graph_allocate(w, fn, args_size, flags, status)) return t;
+    w.refused = status;
+    if (status != WEFT_OK) return nullptr;
+    task* t = allocate_plain(w, fn, args_size, flags);
+    if (t) graph_created(w, t, args_size);
+    return t;
+  }
+  return allocate_plain(w, fn, args_size, flags);
+}
 task* allocate_node(worker& w, std::uint8_t flags);  // redirect / mutex-group node
 void discard_task(worker& w, task* t);
-int submit_task(worker& w, task* t);
+int submit_plain(worker& w, task* t);
+// A task's creator owning a persistent graph sends it through the graph.
+inline int submit_task(worker& w, task* t) {
+  if (__builtin_expect(t->parent->graph_role == graph_owner, 0)) return graph_submit(w, t);
+  return submit_plain(w, t);
+}
 void execute_task(worker& w, task* t);
 // A node that became ready with no body: completes it on the spot (no queueing).
 void complete_node(worker& w, task* t);

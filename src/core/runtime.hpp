@@ -58,6 +58,8 @@ struct worker_counters {
   std::atomic<std::uint64_t> suspensions{0};  // contexts parked or yielded
   std::atomic<std::uint64_t> resumes{0};
   std::atomic<std::uint64_t> events_fulfilled{0};
+  std::atomic<std::uint64_t> graph_replayed{0};
+  std::atomic<std::uint64_t> graph_recordings{0};
 
   static void bump(std::atomic<std::uint64_t>& c, std::uint64_t by = 1) {
     c.store(c.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
@@ -93,6 +95,7 @@ struct alignas(64) worker {
   int history[4] = {-1, -1, -1, -1};  // hybrid victim selection (ICS'21 Algorithm 2)
   int history_index = 0;
   int throttle_countdown = 0;
+  int refused = 0;                 // why the last allocate_task returned null (0: out of memory)
   task* linking = nullptr;         // the task whose incoming edges are being made (reset whenever
                                    // this worker allocates a descriptor, which may reuse its address)
   task* linked[8] = {};            // its predecessors so far (duplicate-edge elision)

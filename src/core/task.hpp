@@ -17,6 +17,7 @@ namespace weft::core {
 struct parent_state;
 struct taskgroup;
 struct successor_block;
+struct graph;
 
 inline constexpr std::size_t task_size = 192;
 inline constexpr int inline_successors = 4;
@@ -37,6 +38,12 @@ inline constexpr std::int16_t undeferred_ready = -2;
 enum run_flag : std::uint8_t {
   run_held = 1,  // completion also waits for bound events (hold_completion)
   run_tied = 2,  // once started, runs only on the worker it started on (OpenMP tied tasks)
+};
+
+enum graph_role : std::uint8_t {
+  graph_none = 0,
+  graph_owner = 1,     // has a persistent graph open: the tasks it creates go through the graph
+  graph_instance = 2,  // a replayed task: descriptor owned by its graph, edges from the recording
 };
 
 enum task_flag : std::uint8_t {
@@ -62,7 +69,8 @@ struct alignas(64) task {
   std::atomic<std::int32_t> refs;  // execution + dependency domain
   std::uint8_t door_bits;          // owned by the door that created the task (OpenMP: final)
   std::uint8_t run_flags;          // run_held, run_tied
-  std::uint8_t layout_pad[2];      // keeps pending in the first line, the producer's fields in the second
+  std::uint8_t graph_role;         // graph_owner / graph_instance (persistent graphs), else 0
+  std::uint8_t layout_pad[1];      // keeps pending in the first line, the producer's fields in the second
   std::atomic<std::int32_t> holds; // body + bound events, while held
   std::uint32_t domain_refs;       // producer only: how many access records name this task
   std::uint16_t home;              // worker whose pool it came from (statistics, locality)
@@ -77,7 +85,15 @@ struct alignas(64) task {
   // In the second line with state and children_created: a producer creating children touches only
   // this line of its own descriptor, while finishing children write pending in the first.
   taskgroup* group;                // taskgroup this task is counted in, or null
-  task* slot[inline_successors];
+  union {
+    task* slot[inline_successors];  // successors (tasks made through a dependency domain)
+    struct {                         // a persistent graph's instance: its edges are the graph's
+      graph* owner_graph;
+      std::uint32_t node;
+      std::uint32_t access_cursor;   // accesses matched so far while the producer replays it
+      std::int64_t round;
+    } replay;
+  };
   alignas(16) unsigned char args[WEFT_INLINE_ARGS_SIZE];
 
   void* arguments() {

@@ -23,6 +23,7 @@ void init_descriptor(worker& w, task* t, weft_task_fn fn, std::uint8_t flags) {
   t->mutexes_held = 0;
   t->door_bits = 0;
   t->run_flags = 0;
+  t->graph_role = graph_none;
   t->successors.store(0, std::memory_order_relaxed);
   t->refs.store(1, std::memory_order_relaxed);
   t->domain_refs = 0;
@@ -125,6 +126,7 @@ void release_successors(worker& w, task* t) {
 }
 
 void free_task(worker& w, task* t) {
+  if (t->graph_role == graph_instance) return graph_instance_done(w, t);  // its graph owns it
   for (successor_block* b = t->more_successors; b;) {
     successor_block* next = b->next;
     w.successor_cache.release(b);
@@ -225,6 +227,8 @@ void finish_body(worker& w, task* t) {
   if (t->flags & flag_has_accesses) {
     release_successors(w, t);
     drain_redirects(w);
+  } else if (t->graph_role == graph_instance) {
+    graph_release(w, t);
   }
   // Counters first: once the group or the parent hears of t, a waiter may read them.
   worker_counters::bump(w.counters.tasks_completed);
@@ -321,7 +325,7 @@ void flush_finished_children(worker& w) {
 
 void attach_mutex_group(worker& w, task* t, task* group) { attach_group(w, t, group); }
 
-task* allocate_task(worker& w, weft_task_fn fn, std::size_t args_size, unsigned flags) {
+task* allocate_plain(worker& w, weft_task_fn fn, std::size_t args_size, unsigned flags) {
   task* t = static_cast<task*>(w.task_cache.allocate());
   w.linking = nullptr;  // t may reuse the address of the task whose predecessors are listed
   init_descriptor(w, t, fn, (flags & WEFT_TASK_UNDEFERRED) ? flag_undeferred : 0);
@@ -347,6 +351,7 @@ task* allocate_node(worker& w, std::uint8_t flags) {
 }
 
 void discard_task(worker& w, task* t) {
+  if (t->graph_role == graph_instance) return graph_discard(w, t);
   auto& acc = w.accesses;
   acc.erase(std::remove_if(acc.begin(), acc.end(), [t](const pending_access& a) { return a.owner == t; }), acc.end());
   t->flags |= flag_submitted;
@@ -374,7 +379,7 @@ void predecessors_done(worker& w, task* t, bool may_run_next) {
   make_ready(w, t, may_run_next);
 }
 
-int submit_task(worker& w, task* t) {
+int submit_plain(worker& w, task* t) {
   task* parent = t->parent;
   t->flags |= flag_submitted;
   bool undeferred = t->flags & flag_undeferred;
@@ -522,6 +527,7 @@ void begin_frame(task* t, task* parent, taskgroup* group) {
   t->flags = flag_root | flag_submitted;
   t->door_bits = 0;
   t->run_flags = 0;
+  t->graph_role = graph_none;
   t->refs.store(1, std::memory_order_relaxed);
   t->waiter.store(-1, std::memory_order_relaxed);
   t->pending.store(body_running, std::memory_order_relaxed);

@@ -43,6 +43,8 @@ const char* describe(wait_kind k) {
       return "fewer live tasks (throttled producer)";
     case wait_kind::barrier:
       return "a barrier";
+    case wait_kind::graph:
+      return "an earlier round of its persistent graph (lookahead)";
   }
   return "?";
 }

@@ -21,7 +21,7 @@ namespace weft::fiber {
 using fcontext = void*;
 
 // Why a parked context waits (watchdog reports).
-enum class wait_kind : std::uint8_t { none, children, taskgroup, event, predecessors, yield, throttle, barrier };
+enum class wait_kind : std::uint8_t { none, children, taskgroup, event, predecessors, yield, throttle, barrier, graph };
 const char* describe(wait_kind k);
 
 // The wake word of a context: a ticket per wait in the upper bits, the state in the lowest two.

@@ -684,6 +684,8 @@ int weft_get_stats(weft_stats_t* s) {
     s->max_live_tasks = std::max(s->max_live_tasks, get(c.max_live));
     s->suspensions += get(c.suspensions);
     s->resumes += get(c.resumes);
+    s->graph_replayed += get(c.graph_replayed);
+    s->graph_recordings += get(c.graph_recordings);
   }
   s->task_bytes = task_size;
   s->fibers = static_cast<std::uint64_t>(weft::fiber::fibers_made());
@@ -701,7 +703,8 @@ int weft_reset_stats(void) {
   for (int i = 0; i < n; ++i) {
     auto& c = rt->workers[i]->counters;
     for (auto* v : {&c.tasks_created, &c.tasks_completed, &c.edges_created, &c.edges_elided, &c.edges_pruned,
-                    &c.redirect_nodes, &c.steals, &c.throttle_waits, &c.max_live, &c.suspensions, &c.resumes})
+                    &c.redirect_nodes, &c.steals, &c.throttle_waits, &c.max_live, &c.suspensions, &c.resumes,
+                    &c.graph_replayed, &c.graph_recordings})
       v->store(0, std::memory_order_relaxed);
   }
   return WEFT_OK;

@@ -1,0 +1,588 @@
+// Persistent task graphs (see graph.hpp for the design).
+#include "core/graph.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <unordered_map>
+#include <utility>
+
+#include "core/dependency_domain.hpp"
+#include "core/engine.hpp"
+
+namespace weft::core {
+
+namespace {
+
+graph* open_graph_of(task* t) {
+  if (t->graph_role != graph_owner) return nullptr;
+  return t->state.load(std::memory_order_relaxed)->open_graph;
+}
+
+// --- the recording turned into edges --------------------------------------------------------
+
+// The sequential rule of OpenMP dependences on one address: a writer follows the open group of
+// readers (or inoutset members) if there is one, else the last writer; a reader or set member
+// follows the gate (the last writer, or the group its kind closed). mutexinoutset replays as
+// inout: one of the orders its semantics allow.
+struct address_state {
+  std::vector<std::uint32_t> gate;
+  std::vector<std::uint32_t> group;
+  int group_type = 0;
+};
+
+void build_edges(graph& g) {
+  const std::uint32_t n = g.size();
+  std::unordered_map<const void*, address_state> addresses;
+  std::vector<std::uint32_t> last_linked(2 * std::size_t{n}, UINT32_MAX);
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> same, next;
+  // Round 0 gives the edges within a round; a second pass over the same accesses (as round 1)
+  // gives the edges from round 0 into round 1: the cyclic edges, identical between any two rounds.
+  for (std::uint32_t pass = 0; pass < 2; ++pass) {
+    for (std::uint32_t v = 0; v < n; ++v) {
+      const std::uint32_t id = v + pass * n;
+      auto link = [&](std::uint32_t p) {
+        if (p == id || last_linked[p] == id) return;
+        last_linked[p] = id;
+        if (pass == 0) {
+          same.emplace_back(p, v);
+        } else if (p < n) {
+          next.emplace_back(p, v);
+        }
+      };
+      const graph_node& node = g.nodes[v];
+      for (std::uint32_t i = 0; i < node.access_count; ++i) {
+        const graph_access& a = g.accesses[node.first_access + i];
+        address_state& st = addresses[a.address];
+        bool writer = a.type == WEFT_DEP_OUT || a.type == WEFT_DEP_INOUT || a.type == WEFT_DEP_MUTEXINOUTSET;
+        if (writer) {
+          for (std::uint32_t p : st.group.empty() ? st.gate : st.group) link(p);
+          st.gate.assign(1, id);
+          st.group.clear();
+          st.group_type = 0;
+        } else {
+          if (st.group_type != a.type) {
+            if (!st.group.empty()) st.gate.swap(st.group);
+            st.group.clear();
+            st.group_type = a.type;
+          }
+          for (std::uint32_t p : st.gate) link(p);
+          st.group.push_back(id);
+        }
+      }
+    }
+  }
+  auto to_lists = [n](std::vector<std::pair<std::uint32_t, std::uint32_t>>& edges, std::vector<std::uint32_t>& out,
+                      std::vector<std::uint32_t>& first, std::vector<std::uint32_t>& count) {
+    std::sort(edges.begin(), edges.end());
+    out.resize(edges.size());
+    first.assign(n, 0);
+    count.assign(n, 0);
+    for (std::size_t i = 0; i < edges.size(); ++i) {
+      out[i] = edges[i].second;
+      if (count[edges[i].first]++ == 0) first[edges[i].first] = static_cast<std::uint32_t>(i);
+    }
+  };
+  std::vector<std::uint32_t> first, count;
+  to_lists(same, g.successors, first, count);
+  for (std::uint32_t v = 0; v < n; ++v) {
+    g.nodes[v].first_successor = first[v];
+    g.nodes[v].successor_count = count[v];
+    g.nodes[v].round_preds = 0;
+    g.nodes[v].cyclic_preds = 0;
+  }
+  for (auto& e : same) ++g.nodes[e.second].round_preds;
+  to_lists(next, g.cyclic, first, count);
+  for (std::uint32_t v = 0; v < n; ++v) {
+    g.nodes[v].first_cyclic = first[v];
+    g.nodes[v].cyclic_count = count[v];
+  }
+  for (auto& e : next) ++g.nodes[e.second].cyclic_preds;
+}
+
+// --- instance arrays --------------------------------------------------------------------------
+
+void free_arrays(graph& g) {
+  for (int a = 0; a < max_graph_window; ++a) {
+    std::free(g.instances[a]);
+    std::free(g.large_args[a]);
+    g.instances[a] = nullptr;
+    g.large_args[a] = nullptr;
+  }
+}
+
+bool make_arrays(graph& g) {
+  free_arrays(g);
+  std::size_t bytes = std::max<std::size_t>(g.size(), 1) * sizeof(task);
+  for (int a = 0; a < g.window; ++a) {
+    g.instances[a] = static_cast<task*>(std::aligned_alloc(64, bytes));
+    if (!g.instances[a]) return false;
+    std::memset(static_cast<void*>(g.instances[a]), 0, bytes);
+    if (g.large_bytes) {
+      g.large_args[a] = static_cast<unsigned char*>(std::aligned_alloc(16, g.large_bytes));
+      if (!g.large_args[a]) return false;
+    }
+  }
+  return true;
+}
+
+// Resets round r's array: every instance waits for its predecessors in round r (and, from round 2
+// on, in round r-1: round 1 follows the recorded round through the wait that ended it) plus the
+// creation guard the producer lifts when it opens the task.
+void arm(graph& g, long r) {
+  const int a = g.array_of(r);
+  task* base = g.instances[a];
+  const bool cyclic = r >= 2;
+  for (std::uint32_t v = 0; v < g.size(); ++v) {
+    const graph_node& node = g.nodes[v];
+    task* t = base + v;
+    t->fn = node.fn;
+    t->parent = g.owner;
+    t->mutex_group = nullptr;
+    t->preds.store(node.round_preds + (cyclic ? node.cyclic_preds : 0) + creation_guard, std::memory_order_relaxed);
+    t->priority = 0;
+    t->flags = node.args_size > WEFT_INLINE_ARGS_SIZE ? flag_large_args : 0;
+    t->mutexes_held = 0;
+    t->successors.store(0, std::memory_order_relaxed);
+    t->refs.store(1, std::memory_order_relaxed);
+    t->door_bits = 0;
+    t->run_flags = 0;
+    t->graph_role = graph_instance;
+    t->holds.store(0, std::memory_order_relaxed);
+    t->domain_refs = 0;
+    t->waiter.store(-1, std::memory_order_relaxed);
+    t->pending.store(body_running, std::memory_order_relaxed);
+    t->children_created = 0;
+    t->state.store(nullptr, std::memory_order_relaxed);
+    t->more_successors = nullptr;
+    t->group = nullptr;
+    t->replay.owner_graph = &g;
+    t->replay.node = v;
+    t->replay.access_cursor = 0;
+    t->replay.round = r;
+    if (node.args_size > WEFT_INLINE_ARGS_SIZE) {
+      void* block = g.large_args[a] + node.large_offset;
+      std::memcpy(t->args, &block, sizeof block);
+    }
+  }
+  g.armed = r;
+}
+
+// --- completion of rounds ---------------------------------------------------------------------
+
+bool array_finished(const graph& g, int a) {
+  std::uint64_t sum = 0;
+  int n = instance->worker_count.load(std::memory_order_acquire);
+  // Acquire: pairs with the release in graph_instance_done, so the slots are free to rewrite.
+  for (int i = 0; i < n; ++i) sum += g.rows[i].finished[a].load(std::memory_order_acquire);
+  return sum == g.opened[a];
+}
+
+struct round_wait {
+  const graph* g;
+  int array;
+};
+
+bool round_wait_over(void* p) {
+  auto* rw = static_cast<round_wait*>(p);
+  return array_finished(*rw->g, rw->array);
+}
+
+// Waits until every task of round r has finished; the producer's worker runs other work meanwhile.
+void wait_round(worker& w, const graph& g, long r) {
+  if (r < 1 || r > g.armed) return;
+  round_wait rw{&g, g.array_of(r)};
+  if (round_wait_over(&rw)) return;
+  yield_until(w, round_wait_over, &rw, fiber::wait_kind::graph, nullptr);
+}
+
+// Waits for every task the owner created (the graph's instances are among its children).
+void drain(worker& w) {
+  flush_finished_children(w);
+  taskwait(w);
+}
+
+void ready(worker& w, const graph& g, task* t, bool may_run_next) {
+  if (g.iteration_priority) t->priority = instance->cfg.max_priority > 0 ? 1 : 0;
+  make_ready(w, t, may_run_next);
+}
+
+void open(worker& w, graph& g, task* t) {
+  t->flags |= flag_submitted;
+  ++g.owner->children_created;
+  ++g.opened[g.array_of(t->replay.round)];
+  worker_counters::bump(w.counters.tasks_created);
+  worker_counters::bump(w.counters.graph_replayed);
+  w.submitted.store(w.submitted.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  // acq_rel: the producer's writes (arguments) reach the task; the predecessors' effects too.
+  if (t->preds.fetch_sub(creation_guard, std::memory_order_acq_rel) == creation_guard) ready(w, g, t, false);
+}
+
+// Round r starts being created: bound the rounds in flight, then arm round r+1 so that round r's
+// tasks can count down their cyclic successors.
+void start_round(worker& w, graph& g, long r) {
+  wait_round(w, g, r + 1 - g.window);
+  if (g.barrier) wait_round(w, g, r - 1);
+  arm(g, r + 1);
+  g.round = r;
+  g.sub = 0;
+  g.cursor = 0;
+}
+
+void start_recording(worker& w, graph& g) {
+  g.state = graph::phase::recording;
+  g.nodes.clear();
+  g.accesses.clear();
+  g.recorded_args.clear();
+  g.sub_start.assign(1, 0);
+  g.large_bytes = 0;
+  g.round = 0;
+  g.sub = 0;
+  worker_counters::bump(w.counters.graph_recordings);
+}
+
+const char* describe_fn(weft_task_fn fn) {
+  static thread_local char text[32];
+  std::snprintf(text, sizeof text, "%p", reinterpret_cast<void*>(fn));
+  return text;
+}
+
+// The iteration being created differs from the recording at recorded task v. Never replays past
+// it: everything opened so far finishes first, then the rest runs as ordinary tasks (recorded again
+// from the next iteration, or never replayed again).
+int changed(worker& w, graph& g, std::uint32_t v, const char* what) {
+  weft_task_fn fn = v < g.size() ? g.nodes[v].fn : nullptr;
+  if (!g.rerecord || instance->cfg.display_env)
+    std::fprintf(stderr,
+                 "weft: persistent graph: iteration %ld differs from its recording at task %u (recorded "
+                 "function %s): %s; %s\n",
+                 g.iteration, v, fn ? describe_fn(fn) : "none", what,
+                 g.rerecord ? "recording it again from the next iteration"
+                            : "replaying stops (WEFT_GRAPH_ON_CHANGE=error)");
+  drain(w);
+  g.state = graph::phase::plain;
+  if (g.rerecord) return WEFT_OK;
+  g.status = WEFT_ERR_GRAPH_CHANGED;
+  return WEFT_ERR_GRAPH_CHANGED;
+}
+
+void finish_recording(worker& w, graph& g) {
+  drain(w);  // the one wait: round 1 follows round 0 through it
+  for (int a = 0; a < max_graph_window; ++a) g.opened[a] = 0;
+  int n = instance->worker_count.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i)
+    for (auto& f : g.rows[i].finished) f.store(0, std::memory_order_relaxed);
+  g.sub_start.push_back(g.size());
+  g.sub_start.resize(static_cast<std::size_t>(g.unroll) + 1, g.size());
+  build_edges(g);
+  if (!make_arrays(g)) {
+    std::fprintf(stderr, "weft: persistent graph: out of memory for %u replayed tasks; running it as ordinary tasks\n",
+                 g.size());
+    free_arrays(g);
+    g.state = graph::phase::plain;
+    return;
+  }
+  g.state = graph::phase::replaying;
+  g.armed = 0;
+  arm(g, 1);
+}
+
+// Interprets the options; -1 when one is invalid (its name is printed).
+int settings(graph& g, const weft_graph_options_t* o) {
+  const config& cfg = instance->cfg;
+  g.iteration_priority = cfg.graph_iteration_priority;
+  g.rerecord = cfg.graph_rerecord;
+  g.lookahead = cfg.graph_lookahead;
+  if (!o) {
+    g.window = g.lookahead + 2;
+    return WEFT_OK;
+  }
+  auto bad = [](const char* field) {
+    std::fprintf(stderr, "weft_graph_begin_with: invalid options.%s\n", field);
+    return WEFT_ERR_INVALID_ARGUMENT;
+  };
+  if (o->mode != WEFT_GRAPH_REEXECUTE && o->mode != WEFT_GRAPH_TASKITER) return bad("mode");
+  if (o->unroll < 0 || o->unroll > 4096) return bad("unroll (0..4096)");
+  if (o->lookahead < 0 || o->lookahead > max_graph_window - 2) return bad("lookahead (0..6)");
+  if (o->policy < WEFT_GRAPH_POLICY_DEFAULT || o->policy > WEFT_GRAPH_ITERATION_PRIORITY) return bad("policy");
+  if (o->on_change < WEFT_GRAPH_ON_CHANGE_DEFAULT || o->on_change > WEFT_GRAPH_ERROR) return bad("on_change");
+  g.taskiter = o->mode == WEFT_GRAPH_TASKITER;
+  g.unroll = o->unroll > 1 ? o->unroll : 1;
+  if (g.taskiter) {
+    if (o->iterations == -1 ? !o->condition : o->iterations < 1) return bad("iterations (>= 1, or -1 with a condition)");
+    g.iterations = o->iterations;
+    g.condition = o->condition;
+    g.condition_arg = o->condition_arg;
+  } else if (o->condition || o->iterations) {
+    return bad("iterations/condition (taskiter mode only)");
+  }
+  if (o->policy) g.iteration_priority = o->policy == WEFT_GRAPH_ITERATION_PRIORITY;
+  if (o->on_change) g.rerecord = o->on_change == WEFT_GRAPH_RERECORD;
+  if (o->lookahead) g.lookahead = o->lookahead;
+  g.window = g.lookahead + 2;
+  g.barrier = o->barrier != 0;
+  return WEFT_OK;
+}
+
+// Taskiter: rounds 1.. run from the recording alone.
+void run_rounds(worker& w, graph& g) {
+  long rounds = g.iterations == -1 ? LONG_MAX : (g.iterations + g.unroll - 1) / g.unroll;
+  int last_subs = g.iterations == -1 ? 0 : static_cast<int>(g.iterations % g.unroll);
+  for (long r = 1; r < rounds && g.state == graph::phase::replaying; ++r) {
+    if (g.condition) {
+      wait_round(w, g, r - 1);  // the control step: after every task of the previous round
+      if (!g.condition(g.condition_arg)) break;
+    }
+    start_round(w, g, r);
+    g.iteration = r * g.unroll;
+    std::uint32_t count = (r == rounds - 1 && last_subs) ? g.sub_start[static_cast<std::size_t>(last_subs)] : g.size();
+    for (std::uint32_t v = 0; v < count; ++v) {
+      const graph_node& node = g.nodes[v];
+      task* t = g.instance(r, v);
+      if (node.args_size) std::memcpy(t->arguments(), g.recorded_args.data() + node.args_offset, node.args_size);
+      t->priority = node.priority;
+      t->run_flags = node.run_flags;
+      t->door_bits = node.door_bits;
+      open(w, g, t);
+    }
+  }
+}
+
+void record(worker& w, graph& g, task* t) {
+  graph_node node{};
+  node.fn = t->fn;
+  auto made = std::find_if(g.created.begin(), g.created.end(), [t](const auto& c) { return c.first == t; });
+  if (made != g.created.end()) {
+    node.args_size = made->second;
+    *made = g.created.back();
+    g.created.pop_back();
+  }
+  node.priority = t->priority;
+  node.sub = static_cast<std::uint16_t>(g.sub);
+  node.task_flags = t->flags & flag_undeferred;
+  node.run_flags = t->run_flags & run_tied;
+  node.door_bits = t->door_bits;
+  node.args_offset = static_cast<std::uint32_t>(g.recorded_args.size());
+  g.recorded_args.resize(g.recorded_args.size() + ((node.args_size + 15) & ~std::uint32_t{15}));
+  if (node.args_size) std::memcpy(g.recorded_args.data() + node.args_offset, t->arguments(), node.args_size);
+  if (node.args_size > WEFT_INLINE_ARGS_SIZE) {
+    node.large_offset = g.large_bytes;
+    g.large_bytes += (node.args_size + 15) & ~std::uint32_t{15};
+  }
+  node.first_access = static_cast<std::uint32_t>(g.accesses.size());
+  for (const pending_access& a : w.accesses)
+    if (a.owner == t) g.accesses.push_back({a.address, a.type});
+  node.access_count = static_cast<std::uint32_t>(g.accesses.size()) - node.first_access;
+  g.nodes.push_back(node);
+}
+
+}  // namespace
+
+// --- entry points -------------------------------------------------------------------------------
+
+int graph_begin(worker& w, const weft_graph_options_t* options) {
+  task* owner = w.current;
+  if (owner->graph_role == graph_owner) return WEFT_ERR_GRAPH_STATE;
+  auto* g = new graph;
+  if (int s = settings(*g, options); s != WEFT_OK) {
+    delete g;
+    return s;
+  }
+  g->rows = new graph_done_row[max_workers]();
+  g->owner = owner;
+  state_of(w, owner).open_graph = g;
+  owner->graph_role = graph_owner;
+  return WEFT_OK;
+}
+
+int graph_iteration(worker& w) {
+  graph* g = open_graph_of(w.current);
+  if (!g) return WEFT_ERR_GRAPH_STATE;
+  ++g->iteration;
+  switch (g->state) {
+    case graph::phase::idle:
+      start_recording(w, *g);
+      return WEFT_OK;
+    case graph::phase::recording:
+      if (++g->sub < g->unroll) {
+        g->sub_start.push_back(g->size());
+        return WEFT_OK;
+      }
+      if (g->taskiter) {
+        --g->sub;
+        --g->iteration;
+        std::fprintf(stderr, "weft_graph_iteration: a taskiter graph records %d iteration(s); weft_graph_end runs the rest\n",
+                     g->unroll);
+        return WEFT_ERR_GRAPH_STATE;
+      }
+      finish_recording(w, *g);
+      if (g->state == graph::phase::replaying) start_round(w, *g, 1);
+      return WEFT_OK;
+    case graph::phase::replaying: {
+      if (g->cursor != g->sub_start[static_cast<std::size_t>(g->sub) + 1]) {
+        --g->iteration;  // the message names the iteration that created too few tasks
+        int s = changed(w, *g, g->cursor, "fewer tasks than recorded");
+        ++g->iteration;
+        if (g->rerecord) start_recording(w, *g);
+        return s;
+      }
+      if (++g->sub < g->unroll) return WEFT_OK;
+      start_round(w, *g, g->round + 1);
+      return WEFT_OK;
+    }
+    case graph::phase::plain:
+      if (g->rerecord) start_recording(w, *g);
+      return WEFT_OK;
+  }
+  return WEFT_OK;
+}
+
+int graph_end(worker& w) {
+  graph* g = open_graph_of(w.current);
+  if (!g) return WEFT_ERR_GRAPH_STATE;
+  int status = WEFT_OK;
+  if (g->taskiter && g->state == graph::phase::recording) {
+    finish_recording(w, *g);
+    if (g->state == graph::phase::replaying) run_rounds(w, *g);
+  } else if (g->state == graph::phase::replaying && g->cursor != g->sub_start[static_cast<std::size_t>(g->sub) + 1]) {
+    status = changed(w, *g, g->cursor, "fewer tasks than recorded");
+  }
+  drain(w);
+  if (g->status != WEFT_OK) status = g->status;
+  w.current->graph_role = graph_none;
+  w.current->state.load(std::memory_order_relaxed)->open_graph = nullptr;
+  free_arrays(*g);
+  delete[] g->rows;
+  delete g;
+  return status;
+}
+
+task* graph_allocate(worker& w, weft_task_fn fn, std::size_t args_size, unsigned flags, int& status) {
+  graph& g = *open_graph_of(w.current);
+  status = WEFT_OK;
+  if (g.state == graph::phase::recording) {
+    if (flags & WEFT_TASK_UNDEFERRED) {
+      // Its creator waits for it: no replay can keep that promise without a wait per iteration.
+      std::fprintf(stderr, "weft: persistent graph: iteration %ld creates an undeferred task; the loop runs as ordinary tasks\n",
+                   g.iteration);
+      drain(w);
+      g.state = graph::phase::plain;
+      g.rerecord = false;
+    }
+    return nullptr;
+  }
+  if (g.state != graph::phase::replaying) return nullptr;
+  const std::uint32_t v = g.cursor;
+  const char* what = nullptr;
+  if (v >= g.sub_start[static_cast<std::size_t>(g.sub) + 1]) {
+    what = "more tasks than recorded";
+  } else if (g.nodes[v].fn != fn) {
+    what = "another task function";
+  } else if (g.nodes[v].args_size != args_size) {
+    what = "another argument size";
+  } else if (g.nodes[v].task_flags != ((flags & WEFT_TASK_UNDEFERRED) ? flag_undeferred : 0)) {
+    what = "other task flags";
+  }
+  if (what) {
+    status = changed(w, g, v, what);
+    return nullptr;
+  }
+  g.cursor = v + 1;
+  task* t = g.instance(g.round, v);
+  t->replay.access_cursor = 0;
+  return t;
+}
+
+int graph_submit(worker& w, task* t) {
+  graph& g = *open_graph_of(t->parent);
+  if (t->graph_role != graph_instance) {
+    if (g.state == graph::phase::recording) record(w, g, t);
+    return submit_plain(w, t);
+  }
+  // A replayed task: its accesses must be the recorded ones, in the same order.
+  const graph_node& node = g.nodes[t->replay.node];
+  auto& acc = w.accesses;
+  std::uint32_t matched = 0;
+  bool same = true;
+  std::size_t keep = 0;
+  for (std::size_t i = 0; i < acc.size(); ++i) {
+    if (acc[i].owner != t) {
+      acc[keep++] = acc[i];
+      continue;
+    }
+    if (matched < node.access_count) {
+      const graph_access& r = g.accesses[node.first_access + matched];
+      same &= r.address == acc[i].address && r.type == acc[i].type;
+    } else {
+      same = false;
+    }
+    ++matched;
+  }
+  same &= matched == node.access_count;
+  if (same) {
+    acc.resize(keep);
+    open(w, g, t);
+    return WEFT_OK;
+  }
+  const char* what = matched != node.access_count ? "another number of accesses" : "other accesses";
+  int status = changed(w, g, t->replay.node, what);
+  if (status != WEFT_OK || (t->run_flags & run_held)) {
+    acc.erase(std::remove_if(acc.begin(), acc.end(), [t](const pending_access& a) { return a.owner == t; }), acc.end());
+    return status != WEFT_OK ? status : WEFT_ERR_GRAPH_CHANGED;
+  }
+  // Recorded again from the next iteration: this one goes on as an ordinary task.
+  task* plain = allocate_plain(w, t->fn, node.args_size, 0);
+  if (!plain) return WEFT_ERR_OUT_OF_MEMORY;
+  if (node.args_size) std::memcpy(plain->arguments(), t->arguments(), node.args_size);
+  plain->priority = t->priority;
+  plain->run_flags = t->run_flags;
+  plain->door_bits = t->door_bits;
+  for (pending_access& a : acc)
+    if (a.owner == t) a.owner = plain;
+  if (g.rerecord) start_recording(w, g);
+  return submit_plain(w, plain);
+}
+
+void graph_created(worker&, task* t, std::size_t args_size) {
+  graph& g = *open_graph_of(t->parent);
+  if (g.state == graph::phase::recording) g.created.emplace_back(t, static_cast<std::uint32_t>(args_size));
+}
+
+void graph_discard(worker& w, task* t) {
+  auto& acc = w.accesses;
+  acc.erase(std::remove_if(acc.begin(), acc.end(), [t](const pending_access& a) { return a.owner == t; }), acc.end());
+  graph& g = *t->replay.owner_graph;
+  // Not created after all: the next creation matches the same recorded task.
+  if (g.state == graph::phase::replaying && g.cursor == t->replay.node + 1) --g.cursor;
+}
+
+void graph_release(worker& w, task* t) {
+  const graph& g = *t->replay.owner_graph;
+  const graph_node& node = g.nodes[t->replay.node];
+  const long r = t->replay.round;
+  task* same = g.instances[g.array_of(r)];
+  task* next = g.instances[g.array_of(r + 1)];
+  bool first = !g.iteration_priority;
+  auto count_down = [&](task* s) {
+    // acq_rel: t's effects reach s's runner; the last predecessor sees the others'.
+    if (s->preds.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      ready(w, g, s, first);
+      first = false;
+    }
+  };
+  const std::uint32_t* succ = g.successors.data() + node.first_successor;
+  for (std::uint32_t i = 0; i < node.successor_count; ++i) count_down(same + succ[i]);
+  const std::uint32_t* cyc = g.cyclic.data() + node.first_cyclic;
+  for (std::uint32_t i = 0; i < node.cyclic_count; ++i) count_down(next + cyc[i]);
+}
+
+void graph_instance_done(worker& w, task* t) {
+  graph& g = *t->replay.owner_graph;
+  auto& slot = g.rows[w.id].finished[g.array_of(t->replay.round)];
+  // Release: the producer that sees the count may rewrite the descriptor.
+  slot.store(slot.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+}
+
+}  // namespace weft::core

@@ -1,0 +1,120 @@
+// Persistent task graphs: a loop's tasks recorded once, replayed without allocation or dependence
+// processing, with the edges between consecutive rounds recorded as cyclic edges (no barrier).
+//
+// Round 0 (the first `unroll` iterations) runs as ordinary tasks through the owner's dependency
+// domain while its tasks, arguments and accesses are recorded; the owner then waits for them once
+// and the recorded accesses are turned into edges: within a round, and from round r to round r+1.
+// Rounds r >= 1 run on instance descriptors owned by the graph, `window` arrays of them used in
+// turn (round r in array r % window). Before round r opens, round r+1's array is armed (predecessor
+// counts set, a creation guard held), so a finishing task of round r can always count down its
+// cyclic successors; the producer arms round r+1 only once round r+1-window has finished, which
+// bounds the rounds in flight to lookahead + 1.
+#pragma once
+
+#include <weft/weft.h>
+
+#include <atomic>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "core/runtime.hpp"
+#include "core/task.hpp"
+
+namespace weft::core {
+
+inline constexpr int max_graph_window = 8;  // lookahead + 2 arrays at most
+
+struct graph_node {
+  weft_task_fn fn;
+  std::uint32_t args_size;
+  std::uint32_t args_offset;      // the recorded argument block in graph::recorded_args
+  std::uint32_t large_offset;     // argument block of each instance array, when over the inline size
+  std::uint32_t first_access, access_count;
+  std::uint32_t first_successor, successor_count;  // same round
+  std::uint32_t first_cyclic, cyclic_count;        // next round
+  std::int32_t round_preds, cyclic_preds;
+  std::uint16_t priority;
+  std::uint16_t sub;              // iteration within its round
+  std::uint8_t task_flags;        // flag_undeferred / run_tied as recorded (matched on replay)
+  std::uint8_t run_flags;
+  std::uint8_t door_bits;
+};
+
+struct graph_access {
+  const void* address;
+  weft_dep_type type;
+};
+
+// Per-worker count of finished instances of each array: one writer per row, summed by the producer.
+struct alignas(64) graph_done_row {
+  std::atomic<std::uint64_t> finished[max_graph_window];
+};
+
+struct graph {
+  enum class phase : std::uint8_t { idle, recording, replaying, plain };
+
+  // Settings (weft_graph_options_t, with the environment's defaults filled in).
+  bool taskiter = false;
+  bool iteration_priority = false;
+  bool rerecord = true;
+  bool barrier = false;
+  int unroll = 1;
+  int lookahead = 2;
+  int window = 4;
+  long iterations = 0;  // taskiter: total, or -1 (condition)
+  int (*condition)(void*) = nullptr;
+  void* condition_arg = nullptr;
+
+  task* owner = nullptr;
+  phase state = phase::idle;
+  int status = WEFT_OK;  // WEFT_ERR_GRAPH_CHANGED once a change was refused
+  long iteration = -1;   // loop iterations started (producer's count, for messages)
+  long round = 0;        // round being created
+  int sub = 0;           // iteration within it
+  std::uint32_t cursor = 0;  // next recorded task to match in this round
+
+  // The recording.
+  std::vector<graph_node> nodes;
+  std::vector<graph_access> accesses;
+  std::vector<std::uint32_t> successors;  // node indices, per node (first_successor, successor_count)
+  std::vector<std::uint32_t> cyclic;      // the same for cyclic edges
+  std::vector<std::uint32_t> sub_start;   // first node of each iteration of a round, and nodes.size()
+  std::vector<unsigned char> recorded_args;
+  std::uint32_t large_bytes = 0;          // per instance array
+  std::vector<std::pair<task*, std::uint32_t>> created;  // recording: argument sizes until submit
+
+  // Replay state.
+  task* instances[max_graph_window] = {};
+  unsigned char* large_args[max_graph_window] = {};
+  std::uint64_t opened[max_graph_window] = {};  // instances opened in each array so far (producer)
+  long armed = 0;                                // rounds armed so far (1..armed)
+  graph_done_row* rows = nullptr;                // max_workers rows
+
+  std::uint32_t size() const { return static_cast<std::uint32_t>(nodes.size()); }
+  int array_of(long r) const { return static_cast<int>(r % window); }
+  task* instance(long r, std::uint32_t v) const { return instances[array_of(r)] + v; }
+};
+
+// C API bodies (worker = the caller's).
+int graph_begin(worker& w, const weft_graph_options_t* options);
+int graph_iteration(worker& w);
+int graph_end(worker& w);
+
+// Hooks on the task paths, taken when the creating task is a graph owner (graph_role) or the
+// task is an instance.
+// allocate_task: the instance matching the next recorded task (replay), or null for an ordinary
+// task (status WEFT_OK) or a refused change (status set).
+task* graph_allocate(worker& w, weft_task_fn fn, std::size_t args_size, unsigned flags, int& status);
+// An ordinary task made by a graph owner (the recording needs its argument size).
+void graph_created(worker& w, task* t, std::size_t args_size);
+// weft_task_discard of an instance not yet submitted.
+void graph_discard(worker& w, task* t);
+// submit_task for a child of a graph owner: records it, opens an instance, or submits it plainly.
+int graph_submit(worker& w, task* t);
+// A replayed task's body has ended: count down its successors in this round and the next.
+void graph_release(worker& w, task* t);
+// A replayed task is fully done (body and children): its array slot may be reused.
+void graph_instance_done(worker& w, task* t);
+
+}  // namespace weft::core
