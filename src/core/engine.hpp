@@ -27,6 +27,12 @@ inline task* allocate_task(worker& w, weft_task_fn fn, std::size_t args_size, un
 }
 task* allocate_node(worker& w, std::uint8_t flags);  // redirect / mutex-group node
 void discard_task(worker& w, task* t);
+// Declares an access of t (not yet submitted). A replayed task's accesses are checked against the
+// recording as they come instead of being gathered.
+inline void add_access(worker& w, task* t, const void* address, weft_dep_type type) {
+  if (__builtin_expect(t->graph_role == graph_instance, 0) && graph_match_access(w, t, address, type)) return;
+  w.accesses.push_back({t, address, type});
+}
 int submit_plain(worker& w, task* t);
 // A task's creator owning a persistent graph sends it through the graph.
 inline int submit_task(worker& w, task* t) {

@@ -104,6 +104,8 @@ void build_edges(graph& g) {
 
 // --- instance arrays --------------------------------------------------------------------------
 
+void prepare_array(graph& g, int a);
+
 void free_arrays(graph& g) {
   for (int a = 0; a < max_graph_window; ++a) {
     std::free(g.instances[a]);
@@ -124,8 +126,41 @@ bool make_arrays(graph& g) {
       g.large_args[a] = static_cast<unsigned char*>(std::aligned_alloc(16, g.large_bytes));
       if (!g.large_args[a]) return false;
     }
+    prepare_array(g, a);
   }
   return true;
+}
+
+// Fields of an instance that stay the same from round to round: set once per array.
+void prepare_array(graph& g, int a) {
+  task* base = g.instances[a];
+  for (std::uint32_t v = 0; v < g.size(); ++v) {
+    const graph_node& node = g.nodes[v];
+    task* t = base + v;
+    t->fn = node.fn;
+    t->parent = g.owner;
+    t->mutex_group = nullptr;
+    t->mutexes_held = 0;
+    t->successors.store(0, std::memory_order_relaxed);
+    t->graph_role = graph_instance;
+    t->holds.store(0, std::memory_order_relaxed);
+    t->domain_refs = 0;
+    t->waiter.store(-1, std::memory_order_relaxed);
+    t->state.store(nullptr, std::memory_order_relaxed);  // fully_done leaves it null
+    t->more_successors = nullptr;
+    t->group = nullptr;
+    t->replay.owner_graph = &g;
+    t->replay.node = v;
+    t->flags = 0;
+    if (node.args_size > WEFT_INLINE_ARGS_SIZE) {
+      void* block = g.large_args[a] + node.large_offset;
+      std::memcpy(t->args, &block, sizeof block);
+      t->flags = flag_large_args;  // for arguments() below
+    }
+    // Taskiter rounds run with the recorded arguments: copied once, never written again.
+    if (g.taskiter && node.args_size)
+      std::memcpy(t->arguments(), g.recorded_args.data() + node.args_offset, node.args_size);
+  }
 }
 
 // Resets round r's array: every instance waits for its predecessors in round r (and, from round 2
@@ -138,34 +173,16 @@ void arm(graph& g, long r) {
   for (std::uint32_t v = 0; v < g.size(); ++v) {
     const graph_node& node = g.nodes[v];
     task* t = base + v;
-    t->fn = node.fn;
-    t->parent = g.owner;
-    t->mutex_group = nullptr;
     t->preds.store(node.round_preds + (cyclic ? node.cyclic_preds : 0) + creation_guard, std::memory_order_relaxed);
-    t->priority = 0;
+    t->priority = g.taskiter ? node.priority : 0;
     t->flags = node.args_size > WEFT_INLINE_ARGS_SIZE ? flag_large_args : 0;
-    t->mutexes_held = 0;
-    t->successors.store(0, std::memory_order_relaxed);
+    t->door_bits = g.taskiter ? node.door_bits : 0;
+    t->run_flags = g.taskiter ? node.run_flags : 0;
     t->refs.store(1, std::memory_order_relaxed);
-    t->door_bits = 0;
-    t->run_flags = 0;
-    t->graph_role = graph_instance;
-    t->holds.store(0, std::memory_order_relaxed);
-    t->domain_refs = 0;
-    t->waiter.store(-1, std::memory_order_relaxed);
     t->pending.store(body_running, std::memory_order_relaxed);
     t->children_created = 0;
-    t->state.store(nullptr, std::memory_order_relaxed);
-    t->more_successors = nullptr;
-    t->group = nullptr;
-    t->replay.owner_graph = &g;
-    t->replay.node = v;
     t->replay.access_cursor = 0;
     t->replay.round = r;
-    if (node.args_size > WEFT_INLINE_ARGS_SIZE) {
-      void* block = g.large_args[a] + node.large_offset;
-      std::memcpy(t->args, &block, sizeof block);
-    }
   }
   g.armed = r;
 }
@@ -194,14 +211,24 @@ bool round_wait_over(void* p) {
 void wait_round(worker& w, const graph& g, long r) {
   if (r < 1 || r > g.armed) return;
   round_wait rw{&g, g.array_of(r)};
-  if (round_wait_over(&rw)) return;
-  yield_until(w, round_wait_over, &rw, fiber::wait_kind::graph, nullptr);
+  // A yielded context comes back when its condition holds or when its worker has nothing else to
+  // run: check again each time.
+  while (!round_wait_over(&rw)) yield_until(w, round_wait_over, &rw, fiber::wait_kind::graph, nullptr);
 }
 
-// Waits for every task the owner created (the graph's instances are among its children).
-void drain(worker& w) {
+bool all_finished(void* p) {
+  auto* g = static_cast<const graph*>(p);
+  for (int a = 0; a < g->window; ++a)
+    if (g->instances[a] && !array_finished(*g, a)) return false;
+  return true;
+}
+
+// Waits for every task the owner created (the graph's instances are among its children), then for
+// the instances' own children: only then may the arrays be rewritten or freed.
+void drain(worker& w, graph& g) {
   flush_finished_children(w);
   taskwait(w);
+  while (!all_finished(&g)) yield_until(w, all_finished, &g, fiber::wait_kind::graph, nullptr);
 }
 
 void ready(worker& w, const graph& g, task* t, bool may_run_next) {
@@ -211,6 +238,11 @@ void ready(worker& w, const graph& g, task* t, bool may_run_next) {
 
 void open(worker& w, graph& g, task* t) {
   t->flags |= flag_submitted;
+  // Counted in the owner's innermost open taskgroup, like an ordinary child.
+  parent_state* ps = g.owner->state.load(std::memory_order_relaxed);
+  taskgroup* group = ps->current_group ? ps->current_group : g.owner->group;
+  t->group = group;
+  if (group) group_created(w, group);
   ++g.owner->children_created;
   ++g.opened[g.array_of(t->replay.round)];
   worker_counters::bump(w.counters.tasks_created);
@@ -231,7 +263,19 @@ void start_round(worker& w, graph& g, long r) {
   g.cursor = 0;
 }
 
+// The recorded round runs as ordinary tasks in a taskgroup of the graph's own, so that the wait
+// after it covers their descendants too (round 1 may then rewrite nothing they still use, and the
+// lookahead bound holds for the first round as for the others).
+void end_record_group(worker& w, graph& g) {
+  if (!g.record_group) return;
+  g.record_group = false;
+  taskgroup_end(w);
+}
+
 void start_recording(worker& w, graph& g) {
+  end_record_group(w, g);
+  taskgroup_begin(w);
+  g.record_group = true;
   g.state = graph::phase::recording;
   g.nodes.clear();
   g.accesses.clear();
@@ -261,7 +305,7 @@ int changed(worker& w, graph& g, std::uint32_t v, const char* what) {
                  g.iteration, v, fn ? describe_fn(fn) : "none", what,
                  g.rerecord ? "recording it again from the next iteration"
                             : "replaying stops (WEFT_GRAPH_ON_CHANGE=error)");
-  drain(w);
+  drain(w, g);
   g.state = graph::phase::plain;
   if (g.rerecord) return WEFT_OK;
   g.status = WEFT_ERR_GRAPH_CHANGED;
@@ -269,7 +313,8 @@ int changed(worker& w, graph& g, std::uint32_t v, const char* what) {
 }
 
 void finish_recording(worker& w, graph& g) {
-  drain(w);  // the one wait: round 1 follows round 0 through it
+  end_record_group(w, g);
+  drain(w, g);  // the one wait: round 1 follows round 0 through it
   for (int a = 0; a < max_graph_window; ++a) g.opened[a] = 0;
   int n = instance->worker_count.load(std::memory_order_acquire);
   for (int i = 0; i < n; ++i)
@@ -338,15 +383,8 @@ void run_rounds(worker& w, graph& g) {
     start_round(w, g, r);
     g.iteration = r * g.unroll;
     std::uint32_t count = (r == rounds - 1 && last_subs) ? g.sub_start[static_cast<std::size_t>(last_subs)] : g.size();
-    for (std::uint32_t v = 0; v < count; ++v) {
-      const graph_node& node = g.nodes[v];
-      task* t = g.instance(r, v);
-      if (node.args_size) std::memcpy(t->arguments(), g.recorded_args.data() + node.args_offset, node.args_size);
-      t->priority = node.priority;
-      t->run_flags = node.run_flags;
-      t->door_bits = node.door_bits;
-      open(w, g, t);
-    }
+    task* base = g.instances[g.array_of(r)];
+    for (std::uint32_t v = 0; v < count; ++v) open(w, g, base + v);
   }
 }
 
@@ -449,7 +487,8 @@ int graph_end(worker& w) {
   } else if (g->state == graph::phase::replaying && g->cursor != g->sub_start[static_cast<std::size_t>(g->sub) + 1]) {
     status = changed(w, *g, g->cursor, "fewer tasks than recorded");
   }
-  drain(w);
+  end_record_group(w, *g);
+  drain(w, *g);
   if (g->status != WEFT_OK) status = g->status;
   w.current->graph_role = graph_none;
   w.current->state.load(std::memory_order_relaxed)->open_graph = nullptr;
@@ -467,7 +506,8 @@ task* graph_allocate(worker& w, weft_task_fn fn, std::size_t args_size, unsigned
       // Its creator waits for it: no replay can keep that promise without a wait per iteration.
       std::fprintf(stderr, "weft: persistent graph: iteration %ld creates an undeferred task; the loop runs as ordinary tasks\n",
                    g.iteration);
-      drain(w);
+      end_record_group(w, g);
+      drain(w, g);
       g.state = graph::phase::plain;
       g.rerecord = false;
     }
@@ -495,14 +535,46 @@ task* graph_allocate(worker& w, weft_task_fn fn, std::size_t args_size, unsigned
   return t;
 }
 
+bool graph_match_access(worker& w, task* t, const void* address, weft_dep_type type) {
+  std::uint32_t& k = t->replay.access_cursor;
+  if (k == access_gathered) return false;
+  const graph& g = *t->replay.owner_graph;
+  const graph_node& node = g.nodes[t->replay.node];
+  if (k < node.access_count) {
+    const graph_access& r = g.accesses[node.first_access + k];
+    if (r.address == address && r.type == type) {
+      ++k;
+      return true;
+    }
+  }
+  // Differs: from now on the accesses are gathered like an ordinary task's, for submit to see.
+  for (std::uint32_t i = 0; i < k; ++i) {
+    const graph_access& r = g.accesses[node.first_access + i];
+    w.accesses.push_back({t, r.address, r.type});
+  }
+  k = access_gathered;
+  return false;
+}
+
 int graph_submit(worker& w, task* t) {
   graph& g = *open_graph_of(t->parent);
   if (t->graph_role != graph_instance) {
     if (g.state == graph::phase::recording) record(w, g, t);
     return submit_plain(w, t);
   }
-  // A replayed task: its accesses must be the recorded ones, in the same order.
   const graph_node& node = g.nodes[t->replay.node];
+  if (t->replay.access_cursor == node.access_count) {  // every access matched, in order
+    open(w, g, t);
+    return WEFT_OK;
+  }
+  if (t->replay.access_cursor != access_gathered) {
+    // Fewer accesses than recorded: list the matched ones for the ordinary path below.
+    for (std::uint32_t i = 0; i < t->replay.access_cursor; ++i) {
+      const graph_access& r = g.accesses[node.first_access + i];
+      w.accesses.push_back({t, r.address, r.type});
+    }
+    t->replay.access_cursor = access_gathered;
+  }
   auto& acc = w.accesses;
   std::uint32_t matched = 0;
   bool same = true;
@@ -541,7 +613,6 @@ int graph_submit(worker& w, task* t) {
   plain->door_bits = t->door_bits;
   for (pending_access& a : acc)
     if (a.owner == t) a.owner = plain;
-  if (g.rerecord) start_recording(w, g);
   return submit_plain(w, plain);
 }
 

@@ -23,7 +23,8 @@
 
 namespace weft::core {
 
-inline constexpr int max_graph_window = 8;  // lookahead + 2 arrays at most
+inline constexpr int max_graph_window = 8;
+inline constexpr std::uint32_t access_gathered = UINT32_MAX;  // lookahead + 2 arrays at most
 
 struct graph_node {
   weft_task_fn fn;
@@ -69,6 +70,7 @@ struct graph {
   task* owner = nullptr;
   phase state = phase::idle;
   int status = WEFT_OK;  // WEFT_ERR_GRAPH_CHANGED once a change was refused
+  bool record_group = false;  // the taskgroup around the recorded round is open
   long iteration = -1;   // loop iterations started (producer's count, for messages)
   long round = 0;        // round being created
   int sub = 0;           // iteration within it
@@ -108,6 +110,10 @@ int graph_end(worker& w);
 task* graph_allocate(worker& w, weft_task_fn fn, std::size_t args_size, unsigned flags, int& status);
 // An ordinary task made by a graph owner (the recording needs its argument size).
 void graph_created(worker& w, task* t, std::size_t args_size);
+// An access declared on an instance: true when it is the next recorded one. Otherwise the
+// recorded ones matched so far are listed in w.accesses and the caller lists this one (submit
+// then sees the difference).
+bool graph_match_access(worker& w, task* t, const void* address, weft_dep_type type);
 // weft_task_discard of an instance not yet submitted.
 void graph_discard(worker& w, task* t);
 // submit_task for a child of a graph owner: records it, opens an instance, or submits it plainly.

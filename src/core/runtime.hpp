@@ -16,6 +16,12 @@
 #include "sched/priority_lane.hpp"
 #include "sched/work_deque.hpp"
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define WEFT_COUNT_CHECKS 1
+#else
+#define WEFT_COUNT_CHECKS 0
+#endif
+
 namespace weft::core {
 
 struct parent_state;
@@ -96,6 +102,11 @@ struct alignas(64) worker {
   int history_index = 0;
   int throttle_countdown = 0;
   int refused = 0;                 // why the last allocate_task returned null (0: out of memory)
+#if WEFT_COUNT_CHECKS
+  // Sanitizer builds: every finished body must be followed by exactly one fully_done (checked at
+  // finalize; a lost or doubled child count shows up here instead of as a leaked parent state).
+  std::uint64_t check_bodies = 0, check_fully_done = 0;
+#endif
   task* linking = nullptr;         // the task whose incoming edges are being made (reset whenever
                                    // this worker allocates a descriptor, which may reuse its address)
   task* linked[8] = {};            // its predecessors so far (duplicate-edge elision)

@@ -126,7 +126,6 @@ void release_successors(worker& w, task* t) {
 }
 
 void free_task(worker& w, task* t) {
-  if (t->graph_role == graph_instance) return graph_instance_done(w, t);  // its graph owns it
   for (successor_block* b = t->more_successors; b;) {
     successor_block* next = b->next;
     w.successor_cache.release(b);
@@ -150,17 +149,28 @@ void discard_errors(parent_state* ps, bool warn) {
 
 // t's body has ended and every child of t has finished: nothing refers to t as a parent any more.
 void fully_done(worker& w, task* t) {
+#if WEFT_COUNT_CHECKS
+  ++w.check_fully_done;
+#endif
   if (parent_state* ps = t->state.load(std::memory_order_relaxed)) {
     discard_errors(ps, true);
     t->state.store(nullptr, std::memory_order_relaxed);
     w.spare_states.push_back(ps);
   }
+  if (t->graph_role == graph_instance) return graph_instance_done(w, t);  // its graph owns it
   drop_ref(w, t);
 }
 
 void notify_parent_by(worker& w, task* parent, std::int64_t finished) {
   // acq_rel: the children's effects reach the parent's taskwait; the last child sees the parent's.
   std::int64_t left = parent->pending.fetch_sub(finished, std::memory_order_acq_rel) - finished;
+#if WEFT_COUNT_CHECKS
+  if (left < 0) {
+    std::fprintf(stderr, "weft: internal error: a parent's child count went to %lld (finished %lld)\n",
+                 static_cast<long long>(left), static_cast<long long>(finished));
+    std::abort();
+  }
+#endif
   if (left == in_taskwait) {
     // The parent waits in taskwait (it made its state before counting itself in): wake it. It may
     // also have seen the count itself and gone on, even finished (descriptors are type-stable, a
@@ -245,8 +255,19 @@ void finish_body(worker& w, task* t) {
     done = true;
   } else {
     std::int64_t delta = body_running - t->children_created;
-    done = t->pending.fetch_sub(delta, std::memory_order_acq_rel) == delta;
+    std::int64_t before = t->pending.fetch_sub(delta, std::memory_order_acq_rel);
+    done = before == delta;
+#if WEFT_COUNT_CHECKS
+    if (before < delta) {
+      std::fprintf(stderr, "weft: internal error: a task's children finished more often than created (%lld < %lld)\n",
+                   static_cast<long long>(before), static_cast<long long>(delta));
+      std::abort();
+    }
+#endif
   }
+#if WEFT_COUNT_CHECKS
+  ++w.check_bodies;
+#endif
   notify_parent(w, parent);
   if (done) fully_done(w, t);
 }

@@ -77,7 +77,7 @@ weft_dep_type depobj_type(std::uintptr_t kind) {
 
 void access(worker& w, task* t, void* address, weft_dep_type type) {
   if (!address) fatal("depend clause on a null address (omp_all_memory is not supported)");
-  w.accesses.push_back({t, address, type});
+  core::add_access(w, t, address, type);
 }
 
 // Both depend-array formats gcc emits (see docs/openmp.md).

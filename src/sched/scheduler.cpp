@@ -639,6 +639,15 @@ int weft_finalize(void) {
   for (int i = 0; i < n; ++i) weft::sched::idle_park::wake(rt->workers[i]->sleep_word);
   for (int i = 0; i < n; ++i)
     if (rt->workers[i]->has_thread) pthread_join(rt->workers[i]->thread, nullptr);
+#if WEFT_COUNT_CHECKS
+  std::uint64_t bodies = 0, done = 0;
+  for (int i = 0; i < n; ++i) bodies += rt->workers[i]->check_bodies, done += rt->workers[i]->check_fully_done;
+  if (bodies != done) {
+    std::fprintf(stderr, "weft: internal error: %llu task bodies finished but %llu tasks fully done\n",
+                 static_cast<unsigned long long>(bodies), static_cast<unsigned long long>(done));
+    std::abort();
+  }
+#endif
   for (int i = 0; i < n; ++i) {
     worker& v = *rt->workers[i];
     if (parent_state* ps = v.root.state.load(std::memory_order_relaxed)) delete ps;
