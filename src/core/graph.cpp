@@ -163,28 +163,29 @@ void prepare_array(graph& g, int a) {
   }
 }
 
-// Resets round r's array: every instance waits for its predecessors in round r (and, from round 2
-// on, in round r-1: round 1 follows the recorded round through the wait that ended it) plus the
+// Sets an instance up for round r: it waits for its predecessors in round r (and, from round 2 on,
+// in round r-1: round 1 follows the recorded round through the wait that ended it) plus the
 // creation guard the producer lifts when it opens the task.
-void arm(graph& g, long r) {
-  const int a = g.array_of(r);
-  task* base = g.instances[a];
-  const bool cyclic = r >= 2;
-  for (std::uint32_t v = 0; v < g.size(); ++v) {
-    const graph_node& node = g.nodes[v];
-    task* t = base + v;
-    t->preds.store(node.round_preds + (cyclic ? node.cyclic_preds : 0) + creation_guard, std::memory_order_relaxed);
-    t->priority = g.taskiter ? node.priority : 0;
-    t->flags = node.args_size > WEFT_INLINE_ARGS_SIZE ? flag_large_args : 0;
-    t->door_bits = g.taskiter ? node.door_bits : 0;
-    t->run_flags = g.taskiter ? node.run_flags : 0;
-    t->refs.store(1, std::memory_order_relaxed);
-    t->pending.store(body_running, std::memory_order_relaxed);
-    t->children_created = 0;
-    t->replay.access_cursor = 0;
-    t->replay.round = r;
+inline void arm_instance(const graph& g, task* t, const graph_node& node, long r) {
+  t->preds.store(node.round_preds + (r >= 2 ? node.cyclic_preds : 0) + creation_guard, std::memory_order_relaxed);
+  t->priority = g.taskiter ? node.priority : 0;
+  t->flags = node.args_size > WEFT_INLINE_ARGS_SIZE ? flag_large_args : 0;
+  t->door_bits = g.taskiter ? node.door_bits : 0;
+  t->run_flags = g.taskiter ? node.run_flags : 0;
+  t->refs.store(1, std::memory_order_relaxed);
+  t->pending.store(body_running, std::memory_order_relaxed);
+  t->children_created = 0;
+  t->replay.access_cursor = 0;
+  t->replay.round = r;
+}
+
+// Arms the first round of every array; later, each instance re-arms itself for its array's next
+// round when it is fully done (graph_instance_done), on the worker that ran it.
+void arm_first_rounds(graph& g) {
+  for (long r = 1; r <= g.window; ++r) {
+    task* base = g.instances[g.array_of(r)];
+    for (std::uint32_t v = 0; v < g.size(); ++v) arm_instance(g, base + v, g.nodes[v], r);
   }
-  g.armed = r;
 }
 
 // --- completion of rounds ---------------------------------------------------------------------
@@ -209,7 +210,7 @@ bool round_wait_over(void* p) {
 
 // Waits until every task of round r has finished; the producer's worker runs other work meanwhile.
 void wait_round(worker& w, const graph& g, long r) {
-  if (r < 1 || r > g.armed) return;
+  if (r < 1 || r > g.started) return;
   round_wait rw{&g, g.array_of(r)};
   // A yielded context comes back when its condition holds or when its worker has nothing else to
   // run: check again each time.
@@ -252,12 +253,13 @@ void open(worker& w, graph& g, task* t) {
   if (t->preds.fetch_sub(creation_guard, std::memory_order_acq_rel) == creation_guard) ready(w, g, t, false);
 }
 
-// Round r starts being created: bound the rounds in flight, then arm round r+1 so that round r's
-// tasks can count down their cyclic successors.
+// Round r starts being created. Round r+1 must be armed first, so that round r's tasks can count
+// down their cyclic successors: its array was re-armed when round r+1-window finished. Waiting for
+// that round is also what bounds the rounds in flight.
 void start_round(worker& w, graph& g, long r) {
   wait_round(w, g, r + 1 - g.window);
   if (g.barrier) wait_round(w, g, r - 1);
-  arm(g, r + 1);
+  g.started = r;
   g.round = r;
   g.sub = 0;
   g.cursor = 0;
@@ -330,8 +332,8 @@ void finish_recording(worker& w, graph& g) {
     return;
   }
   g.state = graph::phase::replaying;
-  g.armed = 0;
-  arm(g, 1);
+  g.started = 0;
+  arm_first_rounds(g);
 }
 
 // Interprets the options; -1 when one is invalid (its name is printed).
@@ -651,8 +653,13 @@ void graph_release(worker& w, task* t) {
 
 void graph_instance_done(worker& w, task* t) {
   graph& g = *t->replay.owner_graph;
-  auto& slot = g.rows[w.id].finished[g.array_of(t->replay.round)];
-  // Release: the producer that sees the count may rewrite the descriptor.
+  const long r = t->replay.round;
+  auto& slot = g.rows[w.id].finished[g.array_of(r)];
+  // Ready for its array's next round (nothing refers to it any more); the descriptor is hot here,
+  // and the producer does not have to walk the array again.
+  arm_instance(g, t, g.nodes[t->replay.node], r + g.window);
+  // Release: publishes the re-armed descriptor to the producer that sees the count (and, through
+  // its opening of round r+window-1, to whoever counts this instance down).
   slot.store(slot.load(std::memory_order_relaxed) + 1, std::memory_order_release);
 }
 

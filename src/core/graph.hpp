@@ -5,10 +5,11 @@
 // domain while its tasks, arguments and accesses are recorded; the owner then waits for them once
 // and the recorded accesses are turned into edges: within a round, and from round r to round r+1.
 // Rounds r >= 1 run on instance descriptors owned by the graph, `window` arrays of them used in
-// turn (round r in array r % window). Before round r opens, round r+1's array is armed (predecessor
-// counts set, a creation guard held), so a finishing task of round r can always count down its
-// cyclic successors; the producer arms round r+1 only once round r+1-window has finished, which
-// bounds the rounds in flight to lookahead + 1.
+// turn (round r in array r % window). Before round r opens, round r+1's array must be armed
+// (predecessor counts set, a creation guard held), so a finishing task of round r can always count
+// down its cyclic successors. Each instance re-arms itself for its array's next round when it is
+// fully done; the producer opens round r only once round r+1-window has finished, which bounds the
+// rounds in flight to lookahead + 1.
 #pragma once
 
 #include <weft/weft.h>
@@ -90,7 +91,7 @@ struct graph {
   task* instances[max_graph_window] = {};
   unsigned char* large_args[max_graph_window] = {};
   std::uint64_t opened[max_graph_window] = {};  // instances opened in each array so far (producer)
-  long armed = 0;                                // rounds armed so far (1..armed)
+  long started = 0;                              // rounds opened (or being opened) so far
   graph_done_row* rows = nullptr;                // max_workers rows
 
   std::uint32_t size() const { return static_cast<std::uint32_t>(nodes.size()); }
