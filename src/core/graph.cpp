@@ -500,9 +500,10 @@ int graph_end(worker& w) {
   return status;
 }
 
-task* graph_allocate(worker& w, weft_task_fn fn, std::size_t args_size, unsigned flags, int& status) {
-  graph& g = *open_graph_of(w.current);
-  status = WEFT_OK;
+namespace {
+// Everything but the match of a replayed task: recording, plain phases, and changes.
+[[gnu::noinline, gnu::cold]] task* allocate_other(worker& w, graph& g, weft_task_fn fn, std::size_t args_size,
+                                                  unsigned flags, int& status) {
   if (g.state == graph::phase::recording) {
     if (flags & WEFT_TASK_UNDEFERRED) {
       // Its creator waits for it: no replay can keep that promise without a wait per iteration.
@@ -517,24 +518,46 @@ task* graph_allocate(worker& w, weft_task_fn fn, std::size_t args_size, unsigned
   }
   if (g.state != graph::phase::replaying) return nullptr;
   const std::uint32_t v = g.cursor;
-  const char* what = nullptr;
+  const char* what = "other task flags";
   if (v >= g.sub_start[static_cast<std::size_t>(g.sub) + 1]) {
     what = "more tasks than recorded";
   } else if (g.nodes[v].fn != fn) {
     what = "another task function";
   } else if (g.nodes[v].args_size != args_size) {
     what = "another argument size";
-  } else if (g.nodes[v].task_flags != ((flags & WEFT_TASK_UNDEFERRED) ? flag_undeferred : 0)) {
-    what = "other task flags";
   }
-  if (what) {
-    status = changed(w, g, v, what);
-    return nullptr;
+  status = changed(w, g, v, what);
+  return nullptr;
+}
+
+// A declared access differs from the recording: from now on they are gathered like an ordinary
+// task's, the matched ones first, for submit to see.
+[[gnu::noinline, gnu::cold]] void gather_accesses(worker& w, task* t) {
+  const graph& g = *t->replay.owner_graph;
+  const graph_node& node = g.nodes[t->replay.node];
+  for (std::uint32_t i = 0; i < t->replay.access_cursor; ++i) {
+    const graph_access& r = g.accesses[node.first_access + i];
+    w.accesses.push_back({t, r.address, r.type});
   }
-  g.cursor = v + 1;
-  task* t = g.instance(g.round, v);
-  t->replay.access_cursor = 0;
-  return t;
+  t->replay.access_cursor = access_gathered;
+}
+}  // namespace
+
+task* graph_allocate(worker& w, weft_task_fn fn, std::size_t args_size, unsigned flags, int& status) {
+  graph& g = *open_graph_of(w.current);
+  status = WEFT_OK;
+  const std::uint32_t v = g.cursor;
+  if (g.state == graph::phase::replaying && v < g.sub_start[static_cast<std::size_t>(g.sub) + 1]) {
+    const graph_node& node = g.nodes[v];
+    if (node.fn == fn && node.args_size == args_size &&
+        node.task_flags == ((flags & WEFT_TASK_UNDEFERRED) ? flag_undeferred : 0)) {
+      g.cursor = v + 1;
+      task* t = g.instance(g.round, v);
+      t->replay.access_cursor = 0;
+      return t;
+    }
+  }
+  return allocate_other(w, g, fn, args_size, flags, status);
 }
 
 bool graph_match_access(worker& w, task* t, const void* address, weft_dep_type type) {
@@ -549,34 +572,19 @@ bool graph_match_access(worker& w, task* t, const void* address, weft_dep_type t
       return true;
     }
   }
-  // Differs: from now on the accesses are gathered like an ordinary task's, for submit to see.
-  for (std::uint32_t i = 0; i < k; ++i) {
-    const graph_access& r = g.accesses[node.first_access + i];
-    w.accesses.push_back({t, r.address, r.type});
-  }
-  k = access_gathered;
+  gather_accesses(w, t);
   return false;
 }
 
-int graph_submit(worker& w, task* t) {
+namespace {
+[[gnu::noinline, gnu::cold]] int submit_other(worker& w, task* t) {
   graph& g = *open_graph_of(t->parent);
   if (t->graph_role != graph_instance) {
     if (g.state == graph::phase::recording) record(w, g, t);
     return submit_plain(w, t);
   }
   const graph_node& node = g.nodes[t->replay.node];
-  if (t->replay.access_cursor == node.access_count) {  // every access matched, in order
-    open(w, g, t);
-    return WEFT_OK;
-  }
-  if (t->replay.access_cursor != access_gathered) {
-    // Fewer accesses than recorded: list the matched ones for the ordinary path below.
-    for (std::uint32_t i = 0; i < t->replay.access_cursor; ++i) {
-      const graph_access& r = g.accesses[node.first_access + i];
-      w.accesses.push_back({t, r.address, r.type});
-    }
-    t->replay.access_cursor = access_gathered;
-  }
+  if (t->replay.access_cursor != access_gathered) gather_accesses(w, t);  // fewer accesses than recorded
   auto& acc = w.accesses;
   std::uint32_t matched = 0;
   bool same = true;
@@ -616,6 +624,18 @@ int graph_submit(worker& w, task* t) {
   for (pending_access& a : acc)
     if (a.owner == t) a.owner = plain;
   return submit_plain(w, plain);
+}
+}  // namespace
+
+int graph_submit(worker& w, task* t) {
+  if (t->graph_role == graph_instance) {
+    graph& g = *t->replay.owner_graph;
+    if (t->replay.access_cursor == g.nodes[t->replay.node].access_count) {  // every access matched, in order
+      open(w, g, t);
+      return WEFT_OK;
+    }
+  }
+  return submit_other(w, t);
 }
 
 void graph_created(worker&, task* t, std::size_t args_size) {
