@@ -210,7 +210,7 @@ bool round_wait_over(void* p) {
 
 // Waits until every task of round r has finished; the producer's worker runs other work meanwhile.
 void wait_round(worker& w, const graph& g, long r) {
-  if (r < 1 || r > g.started) return;
+  if (r < 1 || r > g.round) return;  // rounds not opened yet have nothing to wait for
   round_wait rw{&g, g.array_of(r)};
   // A yielded context comes back when its condition holds or when its worker has nothing else to
   // run: check again each time.
@@ -259,7 +259,6 @@ void open(worker& w, graph& g, task* t) {
 void start_round(worker& w, graph& g, long r) {
   wait_round(w, g, r + 1 - g.window);
   if (g.barrier) wait_round(w, g, r - 1);
-  g.started = r;
   g.round = r;
   g.sub = 0;
   g.cursor = 0;
@@ -332,7 +331,6 @@ void finish_recording(worker& w, graph& g) {
     return;
   }
   g.state = graph::phase::replaying;
-  g.started = 0;
   arm_first_rounds(g);
 }
 

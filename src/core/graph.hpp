@@ -73,7 +73,7 @@ struct graph {
   int status = WEFT_OK;  // WEFT_ERR_GRAPH_CHANGED once a change was refused
   bool record_group = false;  // the taskgroup around the recorded round is open
   long iteration = -1;   // loop iterations started (producer's count, for messages)
-  long round = 0;        // round being created
+  long round = 0;        // round being created (the last one opened)
   int sub = 0;           // iteration within it
   std::uint32_t cursor = 0;  // next recorded task to match in this round
 
@@ -91,7 +91,6 @@ struct graph {
   task* instances[max_graph_window] = {};
   unsigned char* large_args[max_graph_window] = {};
   std::uint64_t opened[max_graph_window] = {};  // instances opened in each array so far (producer)
-  long started = 0;                              // rounds opened (or being opened) so far
   graph_done_row* rows = nullptr;                // max_workers rows
 
   std::uint32_t size() const { return static_cast<std::uint32_t>(nodes.size()); }

@@ -21,9 +21,12 @@
 #include <vector>
 
 #include "suspension_common.h"
+#include "random.h"
 #include "weft_test.h"
 
 namespace {
+using weft_test::mix;
+using weft_test::rng;
 
 using susp::spawn_flags;
 using susp::stamp;
@@ -733,24 +736,6 @@ INSTANTIATE_TEST_SUITE_P(Workers, Events, ::testing::Values(1, 2, 8), susp::work
 // creation order; conflicting tasks did not overlap; a waiter resumed after its event's last
 // fulfilment; a bound task's conflicting successors started after it; undeferred tasks ended
 // before their submit returned.
-struct rng {
-  uint64_t state;
-  explicit rng(uint64_t seed) : state(seed) {}
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  int range(int lo, int hi) { return lo + static_cast<int>(next() % static_cast<uint64_t>(hi - lo + 1)); }
-  bool chance(double p) { return static_cast<double>(next() >> 11) * 0x1.0p-53 < p; }
-};
-
-uint64_t mix(uint64_t a, uint64_t b) {
-  rng r(a ^ (b * 0xd1342543de82ef95ull));
-  return r.next();
-}
-
 constexpr int main_bit = 63;  // "the main program, after submitting every task"
 
 struct gevent {
