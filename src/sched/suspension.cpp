@@ -243,6 +243,10 @@ void worker_loop() {
       }
     }
     if (rt.stopping.load(std::memory_order_acquire) && !w.yielded) {
+      // Finalize saw every task finished, but the counts this worker batched for their parents may
+      // not be reported yet: a parent whose last children finished here is fully done only now
+      // (else its descriptor and parent state would never be recycled).
+      flush_finished_children(w);
       fiber::context* self = w.context;
       enter(w, &w.thread_context);
       fiber::switch_to(self, &w.thread_context, keep_loop_fiber, nullptr);
