@@ -204,6 +204,31 @@ WEFT_API int weft_graph_iteration(void);
 /* Taskiter: runs the remaining iterations. Then waits for every task of the graph and closes it. */
 WEFT_API int weft_graph_end(void);
 
+/* --- tracing -----------------------------------------------------------------------------------
+ * WEFT_TRACE=<file> records what the runtime does (docs/trace-format.md; tools/weft-trace reads it).
+ * These calls cost a branch when tracing is off, and are safe to leave in production code. */
+
+/* Names the task's kind in a trace (default: its function's symbol). Before submit. label is
+ * copied when tracing is on. */
+WEFT_API int weft_task_set_label(weft_task_t *task, const char *label);
+/* 1 while a trace is being recorded. */
+WEFT_API int weft_trace_enabled(void);
+
+typedef enum weft_trace_category {
+  WEFT_TRACE_COMMUNICATION = 1, /* intervals counted by the overlap analysis (MPI requests) */
+  WEFT_TRACE_GPU = 2,
+  WEFT_TRACE_USER = 3
+} weft_trace_category;
+/* A number for a named kind of interval or mark (the same name and category give the same number).
+ * 0 when tracing is off or on bad arguments. */
+WEFT_API uint32_t weft_trace_kind(const char *name, weft_trace_category category);
+/* An interval, from any thread: begin and end with the same kind and id form one interval (an
+ * MPI request posted by one task and completed by a poller). value is free (bytes, a peer). */
+WEFT_API void weft_trace_begin(uint32_t kind, uint64_t id, uint64_t value);
+WEFT_API void weft_trace_end(uint32_t kind, uint64_t id, uint64_t value);
+/* An instant event. */
+WEFT_API void weft_trace_mark(uint32_t kind, uint64_t value);
+
 /* --- queries ---------------------------------------------------------------------------------- */
 
 WEFT_API int weft_num_workers(void);

@@ -80,6 +80,12 @@ struct priority {
   int value;
 };
 
+// Names the task's kind in a trace (WEFT_TRACE); by default a task is named by its closure's type.
+struct label {
+  explicit label(const char* name) noexcept : name(name) {}
+  const char* name;
+};
+
 // The task resumes on the worker it started on after it waited (it is untied otherwise).
 struct tied_t {};
 inline constexpr tied_t tied{};
@@ -92,6 +98,7 @@ inline void apply(weft_task_t* task, const access& a) {
 inline void apply(weft_task_t* task, const priority& p) {
   check(weft_task_set_priority(task, p.value), "weft::spawn (priority)");
 }
+inline void apply(weft_task_t* task, const label& l) { check(weft_task_set_label(task, l.name), "weft::spawn (label)"); }
 
 template <class Closure>
 void trampoline(void* args) {
@@ -105,7 +112,7 @@ void trampoline(void* args) {
 }
 }  // namespace detail
 
-// Creates and submits a task running a copy of f. Options: accesses, a priority, weft::tied.
+// Creates and submits a task running a copy of f. Options: accesses, a priority, a label, weft::tied.
 template <class F, class... Options>
 void spawn(F&& f, Options&&... options) {
   using Closure = std::decay_t<F>;

@@ -84,6 +84,43 @@ int weft_task_depend(weft_task_t* handle, weft_dep_type type, const void* addr, 
   return WEFT_OK;
 }
 
+int weft_task_set_label(weft_task_t* handle, const char* label) {
+  if (!handle || !label) return fail(WEFT_ERR_INVALID_ARGUMENT);
+  auto* t = reinterpret_cast<task*>(handle);
+  if (t->flags & flag_submitted) return fail(WEFT_ERR_ALREADY_SUBMITTED);
+  if (weft::trace::on) {
+    std::uint32_t kind = weft::trace::kind_of_name(label, weft::trace::category_task);
+    if (worker* w = current_worker) weft::trace::record(w->trace, weft::trace::event_type::task_label, trace_id(t), 0, kind);
+  }
+  return WEFT_OK;
+}
+
+int weft_trace_enabled(void) { return weft::trace::on ? 1 : 0; }
+
+uint32_t weft_trace_kind(const char* name, weft_trace_category category) {
+  if (!weft::trace::on || !name || category < WEFT_TRACE_COMMUNICATION || category > WEFT_TRACE_USER) return 0;
+  return weft::trace::kind_of_name(name, static_cast<weft::trace::category>(category));
+}
+
+namespace {
+void record_anywhere(weft::trace::event_type type, std::uint64_t a, std::uint64_t b, std::uint32_t c) {
+  if (worker* w = current_worker) weft::trace::record(w->trace, type, a, b, c);
+  else weft::trace::record_foreign(type, a, b, c, 0);
+}
+}  // namespace
+
+void weft_trace_begin(uint32_t kind, uint64_t id, uint64_t value) {
+  if (weft::trace::on && kind) record_anywhere(weft::trace::event_type::interval_begin, id, value, kind);
+}
+
+void weft_trace_end(uint32_t kind, uint64_t id, uint64_t value) {
+  if (weft::trace::on && kind) record_anywhere(weft::trace::event_type::interval_end, id, value, kind);
+}
+
+void weft_trace_mark(uint32_t kind, uint64_t value) {
+  if (weft::trace::on && kind) record_anywhere(weft::trace::event_type::mark, value, 0, kind);
+}
+
 int weft_task_set_priority(weft_task_t* handle, int priority) {
   if (!handle || priority < 0) return fail(WEFT_ERR_INVALID_ARGUMENT);
   auto* t = reinterpret_cast<task*>(handle);

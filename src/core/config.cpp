@@ -65,6 +65,27 @@ const char* name(steal_policy p) {
 }
 const char* name(wait_policy p) { return p == wait_policy::active ? "active" : "passive"; }
 
+namespace {
+// A byte count with an optional K, M or G suffix; out keeps its value when the variable is unset.
+bool parse_size(const char* variable, std::size_t& out, std::string& error) {
+  const char* text = std::getenv(variable);
+  if (!text || !*text) return true;
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long n = std::strtoull(text, &end, 10);
+  unsigned long long unit = 1;
+  if (end && (*end == 'k' || *end == 'K')) unit = 1024, ++end;
+  else if (end && (*end == 'm' || *end == 'M')) unit = 1024 * 1024, ++end;
+  else if (end && (*end == 'g' || *end == 'G')) unit = 1024ull * 1024 * 1024, ++end;
+  if (errno || end == text || *end || n == 0 || n > (~0ull >> 2) / unit) {
+    error = std::string(variable) + "='" + text + "' is not a size (bytes, or a number with K, M or G)";
+    return false;
+  }
+  out = static_cast<std::size_t>(n * unit);
+  return true;
+}
+}  // namespace
+
 bool config::from_environment(config& c, std::string& error) {
   c = config{};
   std::int64_t v = 0;
@@ -99,20 +120,10 @@ bool config::from_environment(config& c, std::string& error) {
   v = 0;
   if (!parse_int("WEFT_MAX_READY", 1, std::int64_t{1} << 36, v, error)) return false;
   c.max_ready = v;
-  if (const char* text = std::getenv("WEFT_STACKSIZE"); text && *text) {
-    char* end = nullptr;
-    errno = 0;
-    unsigned long long n = std::strtoull(text, &end, 10);
-    unsigned long long unit = 1;
-    if (end && (*end == 'k' || *end == 'K')) unit = 1024, ++end;
-    else if (end && (*end == 'm' || *end == 'M')) unit = 1024 * 1024, ++end;
-    else if (end && (*end == 'g' || *end == 'G')) unit = 1024ull * 1024 * 1024, ++end;
-    if (errno || end == text || *end || n == 0) {
-      error = std::string("WEFT_STACKSIZE='") + text + "' is not a size (bytes, or a number with K, M or G)";
-      return false;
-    }
-    c.stack_size = static_cast<std::size_t>(n * unit);
-  }
+  if (!parse_size("WEFT_STACKSIZE", c.stack_size, error)) return false;
+  if (const char* text = std::getenv("WEFT_TRACE"); text && *text) c.trace_path = text;
+  if (!parse_size("WEFT_TRACE_BUFFER", c.trace_buffer, error)) return false;
+  if (const char* text = std::getenv("WEFT_TRACE_COUNTERS"); text && *text) c.trace_counters = text;
   v = 0;
   if (!parse_int("WEFT_WATCHDOG", 0, 86400, v, error)) return false;
   c.watchdog_seconds = static_cast<int>(v);
@@ -151,7 +162,10 @@ std::string config::describe() const {
      << "  WEFT_WATCHDOG=" << watchdog_seconds << (watchdog_seconds ? " s" : " (off)") << "\n"
      << "  WEFT_GRAPH_LOOKAHEAD=" << graph_lookahead << "\n"
      << "  WEFT_GRAPH_POLICY=" << (graph_iteration_priority ? "iteration" : "successor") << "\n"
-     << "  WEFT_GRAPH_ON_CHANGE=" << (graph_rerecord ? "rerecord" : "error") << "\n";
+     << "  WEFT_GRAPH_ON_CHANGE=" << (graph_rerecord ? "rerecord" : "error") << "\n"
+     << "  WEFT_TRACE=" << (trace_path.empty() ? std::string("(off)") : trace_path) << "\n"
+     << "  WEFT_TRACE_BUFFER=" << trace_buffer << " bytes per worker\n"
+     << "  WEFT_TRACE_COUNTERS=" << (trace_counters.empty() ? std::string("(none)") : trace_counters) << "\n";
   return os.str();
 }
 

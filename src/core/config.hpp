@@ -26,6 +26,10 @@ struct config {
   int graph_lookahead = 2;        // WEFT_GRAPH_LOOKAHEAD: rounds the producer runs ahead, 1..6
   bool graph_iteration_priority = false;  // WEFT_GRAPH_POLICY=successor|iteration
   bool graph_rerecord = true;     // WEFT_GRAPH_ON_CHANGE=rerecord|error
+  // Tracing (docs/trace-format.md): the file, the buffer of each worker, the hardware counters.
+  std::string trace_path;         // WEFT_TRACE: empty when off
+  std::size_t trace_buffer = std::size_t{64} << 20;  // WEFT_TRACE_BUFFER (bytes; K/M/G suffixes)
+  std::string trace_counters;     // WEFT_TRACE_COUNTERS: PAPI event names, comma-separated
 
   // Parses WEFT_* variables. On a malformed value, error names the variable and what it accepts.
   static bool from_environment(config& out, std::string& error);

@@ -81,6 +81,8 @@ static bool link(worker& w, task* pred, task* succ) {
     return false;
   }
   worker_counters::bump(w.counters.edges_created);
+  if (trace::on) [[unlikely]]
+    trace_edge_event(w, pred, succ);
   return true;
 }
 

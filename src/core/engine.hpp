@@ -9,6 +9,32 @@
 
 namespace weft::core {
 
+// --- trace points (trace/recorder.hpp) ---------------------------------------------------------
+// While tracing is off each is a compare of trace::on and a branch not taken. On the task paths the
+// recording, and the computing of what it records, happen out of line (cold), so that the off case
+// adds no register pressure to the hot code.
+inline std::uint64_t trace_id(const task* t) {
+  return (t->flags & flag_root) ? 0 : reinterpret_cast<std::uintptr_t>(t);
+}
+inline void trace_point(worker& w, trace::event_type type, std::uint64_t a, std::uint64_t b = 0, std::uint32_t c = 0,
+                        std::uint16_t d = 0) {
+  if (trace::on) [[unlikely]]
+    trace::record(w.trace, type, a, b, c, d);
+}
+[[gnu::cold]] void trace_task_event(worker& w, trace::event_type type, const task* t, std::uint32_t c);
+[[gnu::cold]] void trace_edge_event(worker& w, const task* pred, const task* succ);
+[[gnu::cold]] void trace_created(worker& w, const task* t, std::uint16_t flags);  // task_create, with its kind
+[[gnu::cold]] void trace_busy_event(worker& w);
+inline void trace_task(worker& w, trace::event_type type, const task* t, std::uint32_t c = 0) {
+  if (trace::on) [[unlikely]]
+    trace_task_event(w, type, t, c);
+}
+// The worker is busy again after an idle_begin (recorded before it starts or resumes a task).
+inline void trace_busy(worker& w) {
+  if (trace::on) [[unlikely]]
+    trace_busy_event(w);
+}
+
 // --- task life cycle (core/task_lifecycle.cpp) ------------------------------------------------
 // A descriptor from the worker's pool. Null when out of memory, or when a persistent graph refuses
 // the task (w.refused says WEFT_ERR_GRAPH_CHANGED then).

@@ -102,6 +102,19 @@ void build_edges(graph& g) {
   for (auto& e : next) ++g.nodes[e.second].cyclic_preds;
 }
 
+// The recorded edges, once per recording: a trace expands them to every replayed round.
+void trace_graph_edges(worker& w, const graph& g) {
+  for (std::uint32_t v = 0; v < g.size(); ++v) {
+    const graph_node& node = g.nodes[v];
+    for (std::uint32_t i = 0; i < node.successor_count; ++i)
+      trace::record(w.trace, trace::event_type::graph_edge, g.trace_serial,
+                    std::uint64_t{v} << 32 | g.successors[node.first_successor + i], 0);
+    for (std::uint32_t i = 0; i < node.cyclic_count; ++i)
+      trace::record(w.trace, trace::event_type::graph_edge, g.trace_serial,
+                    std::uint64_t{v} << 32 | g.cyclic[node.first_cyclic + i], 1);
+  }
+}
+
 // --- instance arrays --------------------------------------------------------------------------
 
 void prepare_array(graph& g, int a);
@@ -238,6 +251,11 @@ void ready(worker& w, const graph& g, task* t, bool may_run_next) {
 }
 
 void open(worker& w, graph& g, task* t) {
+  if (trace::on) [[unlikely]] {
+    trace_created(w, t, trace::create_replayed);
+    trace::record(w.trace, trace::event_type::graph_instance, trace_id(t), static_cast<std::uint64_t>(t->replay.round),
+                  t->replay.node, g.trace_serial);
+  }
   t->flags |= flag_submitted;
   // Counted in the owner's innermost open taskgroup, like an ordinary child.
   parent_state* ps = g.owner->state.load(std::memory_order_relaxed);
@@ -250,6 +268,7 @@ void open(worker& w, graph& g, task* t) {
   worker_counters::bump(w.counters.graph_replayed);
   w.submitted.store(w.submitted.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   // acq_rel: the producer's writes (arguments) reach the task; the predecessors' effects too.
+  trace_point(w, trace::event_type::task_submit, trace_id(t), 0, g.nodes[t->replay.node].access_count);
   if (t->preds.fetch_sub(creation_guard, std::memory_order_acq_rel) == creation_guard) ready(w, g, t, false);
 }
 
@@ -286,6 +305,10 @@ void start_recording(worker& w, graph& g) {
   g.round = 0;
   g.sub = 0;
   worker_counters::bump(w.counters.graph_recordings);
+  if (trace::on) [[unlikely]] {
+    static std::atomic<std::uint16_t> serials{0};
+    g.trace_serial = static_cast<std::uint16_t>(serials.fetch_add(1, std::memory_order_relaxed) + 1);
+  }
 }
 
 const char* describe_fn(weft_task_fn fn) {
@@ -323,6 +346,8 @@ void finish_recording(worker& w, graph& g) {
   g.sub_start.push_back(g.size());
   g.sub_start.resize(static_cast<std::size_t>(g.unroll) + 1, g.size());
   build_edges(g);
+  if (trace::on) [[unlikely]]
+    trace_graph_edges(w, g);
   if (!make_arrays(g)) {
     std::fprintf(stderr, "weft: persistent graph: out of memory for %u replayed tasks; running it as ordinary tasks\n",
                  g.size());
@@ -413,6 +438,8 @@ void record(worker& w, graph& g, task* t) {
   for (const pending_access& a : w.accesses)
     if (a.owner == t) g.accesses.push_back({a.address, a.type});
   node.access_count = static_cast<std::uint32_t>(g.accesses.size()) - node.first_access;
+  trace_point(w, trace::event_type::graph_instance, trace_id(t), 0, static_cast<std::uint32_t>(g.nodes.size()),
+              g.trace_serial);
   g.nodes.push_back(node);
 }
 

@@ -74,6 +74,7 @@ struct graph {
   bool record_group = false;  // the taskgroup around the recorded round is open
   long iteration = -1;   // loop iterations started (producer's count, for messages)
   long round = 0;        // round being created (the last one opened)
+  std::uint16_t trace_serial = 0;  // names this recording in a trace (graph_instance.d, graph_edge.a)
   int sub = 0;           // iteration within it
   std::uint32_t cursor = 0;  // next recorded task to match in this round
 

@@ -15,6 +15,7 @@
 #include "sched/idle.hpp"
 #include "sched/priority_lane.hpp"
 #include "sched/work_deque.hpp"
+#include "trace/recorder.hpp"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define WEFT_COUNT_CHECKS 1
@@ -125,6 +126,7 @@ struct alignas(64) worker {
   std::vector<parent_state*> spare_states;
 
   worker_counters counters;
+  trace::buffer trace;  // this worker's events (WEFT_TRACE); empty when tracing is off
   // Live-task accounting for throttling: tasks submitted here minus tasks finished here.
   alignas(64) std::atomic<std::int64_t> submitted{0};
   std::atomic<std::int64_t> finished{0};

@@ -359,7 +359,29 @@ task* allocate_plain(worker& w, weft_task_fn fn, std::size_t args_size, unsigned
     std::memcpy(t->args, &block, sizeof block);
     t->flags |= flag_large_args;
   }
+  if (trace::on) [[unlikely]]
+    trace_created(w, t, (flags & WEFT_TASK_UNDEFERRED) ? trace::create_undeferred : 0);
   return t;
+}
+
+void trace_created(worker& w, const task* t, std::uint16_t flags) {
+  std::uint32_t kind = t->fn ? trace::kind_of_function(reinterpret_cast<const void*>(t->fn)) : 0;
+  trace::record(w.trace, trace::event_type::task_create, trace_id(t), trace_id(t->parent), kind, flags);
+}
+
+void trace_task_event(worker& w, trace::event_type type, const task* t, std::uint32_t c) {
+  if (type == trace::event_type::task_start) trace_busy_event(w);  // one check on the hot path for both
+  trace::record(w.trace, type, trace_id(t), 0, c);
+}
+
+void trace_edge_event(worker& w, const task* pred, const task* succ) {
+  trace::record(w.trace, trace::event_type::edge, trace_id(pred), trace_id(succ));
+}
+
+void trace_busy_event(worker& w) {
+  if (!w.trace.idle) return;
+  w.trace.idle = false;
+  trace::record(w.trace, trace::event_type::idle_end, 0);
 }
 
 task* allocate_node(worker& w, std::uint8_t flags) {
@@ -368,6 +390,8 @@ task* allocate_node(worker& w, std::uint8_t flags) {
   init_descriptor(w, t, nullptr, flags);
   if (flags & flag_mutex_group) t->pending.store(0, std::memory_order_relaxed);
   worker_counters::bump(w.counters.redirect_nodes);
+  if (trace::on) [[unlikely]]
+    trace_created(w, t, trace::create_redirect);
   return t;
 }
 
@@ -448,6 +472,7 @@ int submit_plain(worker& w, task* t) {
     for (int i = 0; i < count; ++i) added += domain.add(w, t, a[i].address, a[i].type);
     if (all_mine) acc.clear();
   }
+  trace_task(w, trace::event_type::task_submit, t, static_cast<std::uint32_t>(count));
 
   if (undeferred) {
     // make_ready hands the task back to this thread instead of queueing it (see scheduler); the
@@ -471,6 +496,7 @@ int submit_plain(worker& w, task* t) {
     if (w.local_count < rt.local_limit && t->priority == 0 && !t->mutex_group &&
         rt.cfg.schedule == schedule_policy::depth &&
         (w.crew->members.size() == 1 || w.queue->owner_holds_at_least(rt.max_ready))) {
+      trace_task(w, trace::event_type::task_ready, t);
       w.local[w.local_count++] = t;
     } else {
       predecessors_done(w, t, false);
@@ -490,9 +516,11 @@ void execute_task(worker& w, task* t) {
   fiber::context* ctx = w.context;
   bool tied = t->run_flags & run_tied;
   if (tied) ++ctx->tied_frames;  // the stack it runs on may not move to another worker now
+  trace_task(w, trace::event_type::task_start, t);
   t->fn(t->arguments());
   // If t blocked, it resumed on the worker that picked its context up (the same one when tied).
   worker& now = *worker_after_switch();
+  trace_task(now, trace::event_type::task_end, t);
   if (tied) --ctx->tied_frames;
   --now.nesting;
   now.current = saved;

@@ -13,6 +13,7 @@
 #include <mutex>
 
 #if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #define WEFT_ASAN 1
 #endif
@@ -170,6 +171,11 @@ void release_all_fibers() {
     char* mem = c->stack_low - p;
     std::size_t total = p + c->stack_size + record;
     c->~context();
+#if WEFT_ASAN
+    // Frames left on a stack that is not unwound keep their redzones poisoned: a later mapping at
+    // this address (a trace buffer, a new stack) would inherit them.
+    __asan_unpoison_memory_region(mem, total);
+#endif
     munmap(mem, total);
     c = next;
   }

@@ -41,6 +41,11 @@ int poll_all(int worker_id) {
     if (r) {
       p->hits.store(p->hits.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
       ++progressed;
+      if (trace::on) [[unlikely]] {
+        std::uint64_t slot = (start + static_cast<unsigned>(i)) % static_cast<unsigned>(limit);
+        if (core::worker* w = core::current_worker) trace::record(w->trace, trace::event_type::poll, slot, static_cast<std::uint64_t>(r));
+        else trace::record_foreign(trace::event_type::poll, slot, static_cast<std::uint64_t>(r), 0, 0);
+      }
     }
     p->busy.store(false, std::memory_order_release);
   }

@@ -196,6 +196,9 @@ void spawn(worker& w, const task_request& r) {
         (reinterpret_cast<std::uintptr_t>(dst) + sizeof(trampoline_header) + align - 1) & ~(align - 1);
     h->fn = r.fn;
     h->offset = static_cast<std::uint32_t>(data_at - reinterpret_cast<std::uintptr_t>(dst));
+    if (trace::on)  // the trace names the outlined function, not the wrapper
+      trace::record(w.trace, trace::event_type::task_label, core::trace_id(t), 0,
+                    trace::kind_of_function(reinterpret_cast<const void*>(r.fn)));
     dst = reinterpret_cast<char*>(data_at);
   }
   fiber::event* ev = nullptr;

@@ -17,7 +17,10 @@ worker& wait_published(worker& w0, std::atomic<fiber::context*>& slot_context, s
   for (;;) {
     // The waited-for counts may sit in this worker's batch.
     flush_finished_children(*w);
-    if (cond()) return *w;
+    if (cond()) {
+      trace_busy(*w);
+      return *w;
+    }
     if (run_here(*w)) {
       w = worker_after_switch();
       continue;
@@ -77,6 +80,7 @@ worker& run_until(worker& w0, Done&& done) {
     }
     idle_wait(*w, ready, &done, spins);
   }
+  trace_busy(*w);  // the waiting task goes on
   return *w;
 }
 

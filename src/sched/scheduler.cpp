@@ -13,6 +13,7 @@
 #include "core/engine.hpp"
 #include "fiber/poller.hpp"
 #include "fiber/watchdog.hpp"
+#include "trace/session.hpp"
 
 namespace weft::core {
 
@@ -66,7 +67,11 @@ task* pop_priority(runtime& rt) {
 task* try_steal_from(worker& w, int victim) {
   if (w.crew->members[victim] == w.id) return nullptr;
   task* t = w.crew->queues[victim]->steal();
-  if (t) worker_counters::bump(w.counters.steals);
+  if (t) {
+    worker_counters::bump(w.counters.steals);
+    trace_point(w, trace::event_type::steal, static_cast<std::uint64_t>(w.crew->members[victim]),
+                reinterpret_cast<std::uintptr_t>(t));
+  }
   return t;
 }
 
@@ -213,6 +218,23 @@ void release_binding(binding* b) {
 
 bool atexit_registered = false;
 
+// Writes the session's trace file and ends the session. stopped: every worker has stopped (weft_finalize);
+// otherwise the process exits with workers still running, whose buffers stay mapped.
+void write_trace(runtime& rt, bool stopped) {
+  std::uint64_t end = trace::clock_ns() - trace::origin_ns;
+  int n = rt.worker_count.load(std::memory_order_acquire);
+  std::vector<const trace::buffer*> buffers;
+  for (int i = 0; i < n; ++i) {
+    worker& v = *rt.workers[i];
+    if (stopped && v.trace.idle) trace::record(v.trace, trace::event_type::idle_end, 0);
+    buffers.push_back(&v.trace);
+  }
+  trace::write_file(rt.cfg.trace_path, buffers, end);
+  trace::end_session(stopped);
+  if (stopped)
+    for (int i = 0; i < n; ++i) trace::release(rt.workers[i]->trace);
+}
+
 void at_exit() {
   runtime* rt = instance;
   if (!rt) return;
@@ -221,8 +243,10 @@ void at_exit() {
   if (live > 0) std::fprintf(stderr, "weft: the program exits with %lld task(s) still pending\n", static_cast<long long>(live));
   if (w && w->id == 0 && w->current == &w->root) {
     weft_finalize();
-  } else if (live > 0) {
-    std::fprintf(stderr, "weft: exit() called from inside a task; not waiting for them\n");
+  } else {
+    if (live > 0) std::fprintf(stderr, "weft: exit() called from inside a task; not waiting for them\n");
+    // The workers still run: their buffers are read as they stand (the trace ends here).
+    if (trace::on) write_trace(*rt, false);
   }
 }
 
@@ -230,6 +254,7 @@ void at_exit() {
 
 void make_ready(worker& w, task* t, bool may_run_next) {
   runtime& rt = *instance;
+  trace_task(w, trace::event_type::task_ready, t);
   if (t->flags & flag_undeferred) {
     // Runs on the context that submitted it, which waits for this signal (see submit_task). The
     // parent's state is read first: once the signal is out, t may run, finish and be recycled
@@ -332,6 +357,10 @@ void taskyield(worker& w) {
 void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins) {
   runtime& rt = *instance;
   flush_finished_children(w);  // nothing to run: report finished children before waiting
+  if (trace::on && !w.trace.idle) [[unlikely]] {
+    w.trace.idle = true;
+    trace::record(w.trace, trace::event_type::idle_begin, 0);
+  }
   const int spin_rounds = rt.spin_rounds.load(std::memory_order_relaxed);
   constexpr int yield_rounds = 50;
   if (fiber::pollers_active() && fiber::poll_all(w.id)) spins = 0;
@@ -423,6 +452,7 @@ worker* add_worker(bool start_thread) {
     std::abort();
   }
   auto w = std::make_unique<worker>(i, rt.task_depot, rt.successor_depot, rt.group_depot, rt.event_depot);
+  if (trace::on) trace::allocate(w->trace);
   w->random_state = 0x9E3779B97F4A7C15ull * (i + 1);
   w->throttle_countdown = rt.throttle_interval;
   task& root = w->root;
@@ -578,6 +608,7 @@ int start_runtime(const door_options& options) {
   // but every time when the bound is tiny so that small bounds are exact.
   rt->throttle_interval = static_cast<int>(std::min<std::int64_t>(64, std::max<std::int64_t>(1, cfg.max_tasks / 64)));
   sched::idle_park::init();
+  if (!cfg.trace_path.empty()) trace::begin_session(cfg.trace_buffer);
   instance = rt;
   bind_state = b;
   for (int i = 0; i < cfg.num_workers; ++i) add_worker(false);
@@ -648,6 +679,7 @@ int weft_finalize(void) {
     std::abort();
   }
 #endif
+  if (weft::trace::on) write_trace(*rt, true);
   for (int i = 0; i < n; ++i) {
     worker& v = *rt->workers[i];
     if (parent_state* ps = v.root.state.load(std::memory_order_relaxed)) delete ps;

@@ -82,6 +82,8 @@ void set_aside(worker& w, fiber::context* self, fiber::wait_kind why, const void
   self->waiting_fn.store(w.current->flags & flag_root ? nullptr : reinterpret_cast<const void*>(w.current->fn),
                          std::memory_order_relaxed);
   worker_counters::bump(w.counters.suspensions);
+  if (!(w.current->flags & flag_root))
+    trace_point(w, trace::event_type::task_suspend, trace_id(w.current), 0, static_cast<std::uint32_t>(why));
 }
 
 // Makes `to` the worker's running context (its view restored) before switching to it.
@@ -92,6 +94,8 @@ void enter(worker& w, fiber::context* to) {
   to->owner.store(w.id, std::memory_order_relaxed);
   to->waiting_for.store(fiber::wait_kind::none, std::memory_order_relaxed);
   worker_counters::bump(w.counters.resumes);
+  trace_busy(w);
+  if (!(w.current->flags & flag_root)) trace_point(w, trace::event_type::task_resume, trace_id(w.current));
 }
 
 void enter_loop(worker& w, fiber::context* loop) {

@@ -34,7 +34,8 @@ inline const std::vector<std::string>& runtime_variables() {
   static const std::vector<std::string> names = {"WEFT_NUM_THREADS",  "WEFT_MAX_TASKS", "WEFT_MAX_READY",
                                                  "WEFT_SCHEDULE",     "WEFT_STEAL",     "WEFT_WAIT_POLICY",
                                                  "WEFT_MAX_PRIORITY", "WEFT_BIND",      "WEFT_DISPLAY_ENV",
-                                                 "WEFT_GRAPH_LOOKAHEAD", "WEFT_GRAPH_ON_CHANGE", "WEFT_GRAPH_POLICY"};
+                                                 "WEFT_GRAPH_LOOKAHEAD", "WEFT_GRAPH_ON_CHANGE", "WEFT_GRAPH_POLICY",
+                                                 "WEFT_TRACE", "WEFT_TRACE_BUFFER", "WEFT_TRACE_COUNTERS"};
   return names;
 }
 

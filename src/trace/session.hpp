@@ -1,0 +1,33 @@
+// A tracing session: started by the runtime when WEFT_TRACE is set, written to the file at the end.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trace/recorder.hpp"
+
+namespace weft::trace {
+
+struct kind {
+  std::string name;  // empty for a function: named from its symbol when the file is written
+  const void* fn;
+  category cat;
+  std::uint32_t id;
+};
+std::vector<kind> snapshot_kinds();
+
+// Maps the shared buffer and turns the trace points on. Worker buffers are allocated by the
+// runtime as it makes workers (allocate).
+void begin_session(std::size_t bytes_per_buffer);
+// The shared buffer as it stands (the writer's view).
+buffer foreign_events();
+// Turns the trace points off; unmaps the shared buffer when nothing can write to it any more.
+void end_session(bool unmap);
+
+// Writes the file of docs/trace-format.md. workers[i] is worker i's buffer; end_ns is relative to
+// the session's origin. Returns false (after printing why) when the file cannot be written.
+bool write_file(const std::string& path, const std::vector<const buffer*>& workers, std::uint64_t end_ns);
+
+}  // namespace weft::trace
