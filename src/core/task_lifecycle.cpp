@@ -372,6 +372,16 @@ void trace_created(worker& w, const task* t, std::uint16_t flags) {
 void trace_task_event(worker& w, trace::event_type type, const task* t, std::uint32_t c) {
   if (type == trace::event_type::task_start) trace_busy_event(w);  // one check on the hot path for both
   trace::record(w.trace, type, trace_id(t), 0, c);
+  if (!trace::counters_on) return;
+  if (type == trace::event_type::task_start) {
+    if (!w.trace.hw_tried) {
+      w.trace.hw_tried = true;
+      w.trace.hw = trace::start_counters();
+    }
+    trace::counters_at_start(w.trace, trace_id(t));
+  } else if (type == trace::event_type::task_end) {
+    trace::counters_at_end(w.trace, trace_id(t));
+  }
 }
 
 void trace_edge_event(worker& w, const task* pred, const task* succ) {

@@ -608,7 +608,12 @@ int start_runtime(const door_options& options) {
   // but every time when the bound is tiny so that small bounds are exact.
   rt->throttle_interval = static_cast<int>(std::min<std::int64_t>(64, std::max<std::int64_t>(1, cfg.max_tasks / 64)));
   sched::idle_park::init();
-  if (!cfg.trace_path.empty()) trace::begin_session(cfg.trace_buffer);
+  if (!cfg.trace_path.empty()) {
+    trace::begin_session(cfg.trace_buffer);
+    if (!cfg.trace_counters.empty()) trace::begin_counters(cfg.trace_counters);
+  } else if (!cfg.trace_counters.empty()) {
+    std::fprintf(stderr, "weft: WEFT_TRACE_COUNTERS is set but WEFT_TRACE is not: no counters are recorded\n");
+  }
   instance = rt;
   bind_state = b;
   for (int i = 0; i < cfg.num_workers; ++i) add_worker(false);
@@ -679,6 +684,7 @@ int weft_finalize(void) {
     std::abort();
   }
 #endif
+  if (w->trace.hw) weft::trace::stop_counters(w->trace);
   if (weft::trace::on) write_trace(*rt, true);
   for (int i = 0; i < n; ++i) {
     worker& v = *rt->workers[i];

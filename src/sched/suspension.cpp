@@ -82,8 +82,10 @@ void set_aside(worker& w, fiber::context* self, fiber::wait_kind why, const void
   self->waiting_fn.store(w.current->flags & flag_root ? nullptr : reinterpret_cast<const void*>(w.current->fn),
                          std::memory_order_relaxed);
   worker_counters::bump(w.counters.suspensions);
-  if (!(w.current->flags & flag_root))
-    trace_point(w, trace::event_type::task_suspend, trace_id(w.current), 0, static_cast<std::uint32_t>(why));
+  if (trace::on && !(w.current->flags & flag_root)) [[unlikely]] {
+    trace::record(w.trace, trace::event_type::task_suspend, trace_id(w.current), 0, static_cast<std::uint32_t>(why));
+    trace::counters_at_suspend(w.trace, trace_id(w.current));
+  }
 }
 
 // Makes `to` the worker's running context (its view restored) before switching to it.
@@ -251,6 +253,7 @@ void worker_loop() {
       // not be reported yet: a parent whose last children finished here is fully done only now
       // (else its descriptor and parent state would never be recycled).
       flush_finished_children(w);
+      if (w.trace.hw) trace::stop_counters(w.trace);  // PAPI event sets belong to their thread
       fiber::context* self = w.context;
       enter(w, &w.thread_context);
       fiber::switch_to(self, &w.thread_context, keep_loop_fiber, nullptr);

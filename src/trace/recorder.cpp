@@ -27,7 +27,7 @@ struct registry {
   std::mutex lock;
   std::deque<kind> kinds;
   std::unordered_map<const void*, std::uint32_t> by_function;
-  std::unordered_map<std::string, std::uint32_t> by_name[4];
+  std::unordered_map<std::string, std::uint32_t> by_name[5];
 };
 
 registry& kinds() {
@@ -146,6 +146,7 @@ buffer foreign_events() {
 
 void end_session(bool unmap) {
   on = false;
+  counters_on = false;
   if (!unmap) return;
   if (foreign.events) munmap(foreign.events, buffer_bytes);
   foreign.events = nullptr;

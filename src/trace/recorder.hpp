@@ -47,13 +47,17 @@ struct event {
 };
 static_assert(sizeof(event) == 32, "the file format fixes events at 32 bytes");
 
+struct counters;
+
 // One thread's events. Written only by its owner (the worker); read after the owner stopped.
 struct buffer {
   event* cursor = nullptr;
   event* end = nullptr;
   event* begin = nullptr;
   std::uint64_t dropped = 0;
-  bool idle = false;  // between an idle_begin and the idle_end this worker owes
+  bool idle = false;      // between an idle_begin and the idle_end this worker owes
+  bool hw_tried = false;  // hardware counters: set up on this worker's first task (or failed)
+  counters* hw = nullptr;
 };
 
 // Set once at start when WEFT_TRACE names a file, cleared when the trace has been written. Hidden:
@@ -82,7 +86,13 @@ void record_foreign(event_type type, std::uint64_t a, std::uint64_t b, std::uint
 
 // Kinds: task functions, labels and the interval/mark kinds of layers and users, numbered from 1.
 // A function is named at the end (its symbol); the cache in front keeps interning off the lock.
-enum category : std::uint16_t { category_task = 0, category_comm = 1, category_gpu = 2, category_user = 3 };
+enum category : std::uint16_t {
+  category_task = 0,
+  category_comm = 1,
+  category_gpu = 2,
+  category_user = 3,
+  category_counter = 4,  // a hardware counter's name ("counter:PAPI_L2_DCM")
+};
 std::uint32_t kind_of_function(const void* fn);
 std::uint32_t kind_of_name(const char* name, category cat);
 
@@ -90,11 +100,14 @@ std::uint32_t kind_of_name(const char* name, category cat);
 void allocate(buffer& b);
 void release(buffer& b);
 
-// Hardware counters per task (WEFT_TRACE_COUNTERS, through PAPI when it can be loaded).
-struct counters;
-counters* start_counters();  // for the calling thread; null when none are configured or available
-void read_counters(counters* c, long long* values);
-int counter_count();
-void stop_counters(counters* c);
+// Hardware counters per task (WEFT_TRACE_COUNTERS, through PAPI when it can be loaded; counters.cpp).
+inline constexpr int max_counters = 8;
+inline constexpr int counter_depth = 64;  // tasks nested on one worker whose counts are kept
+extern constinit bool counters_on __attribute__((visibility("hidden")));
+counters* start_counters();  // the calling thread's event set; null (after one message) if it fails
+void counters_at_start(buffer& b, std::uint64_t task);
+void counters_at_end(buffer& b, std::uint64_t task);  // records the task's counts
+void counters_at_suspend(buffer& b, std::uint64_t task);
+void stop_counters(buffer& b);  // on the thread that started them
 
 }  // namespace weft::trace

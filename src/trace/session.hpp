@@ -18,6 +18,10 @@ struct kind {
 };
 std::vector<kind> snapshot_kinds();
 
+// Loads PAPI and checks the counter names of WEFT_TRACE_COUNTERS (comma-separated); false, after a
+// message saying why, when no counter can be recorded.
+bool begin_counters(const std::string& spec);
+
 // Maps the shared buffer and turns the trace points on. Worker buffers are allocated by the
 // runtime as it makes workers (allocate).
 void begin_session(std::size_t bytes_per_buffer);

@@ -305,6 +305,32 @@ TEST(Trace, FullBufferDropsAndSaysSo) {
   EXPECT_NE(err.find("WEFT_TRACE_BUFFER"), std::string::npos) << err;
 }
 
+// Hardware counters: recorded per task where the machine has them (PAPI installed and the counter
+// exposed), else one message naming the variable and the reason, and the trace goes on without.
+TEST(Trace, CountersAreRecordedOrExplained) {
+  testing::internal::CaptureStderr();
+  trace_file t = traced_run("counters", {{"WEFT_NUM_THREADS", "1"}, {"WEFT_TRACE_COUNTERS", "PAPI_TOT_INS"}}, [] {
+    for (int i = 0; i < 50; ++i) spawn(i, WEFT_DEP_INOUT, &cells[0]);
+    ASSERT_EQ(weft_taskwait(), WEFT_OK);
+  });
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(t.count(ev_end), 50u);
+  std::uint32_t kind = t.kind_named("counter:PAPI_TOT_INS");
+  std::size_t counted = 0;
+  for (const auto& e : t.events)
+    if (e.type == 19) {
+      EXPECT_EQ(e.c, kind);
+      EXPECT_GT(e.b, 0u) << "a task body executes instructions";
+      ++counted;
+    }
+  if (counted == 0) {
+    EXPECT_NE(err.find("WEFT_TRACE_COUNTERS"), std::string::npos) << "no counts and no message: " << err;
+  } else {
+    EXPECT_EQ(counted, 50u);
+    EXPECT_EQ(t.kinds[kind].category, 4);
+  }
+}
+
 TEST(Trace, OffRecordsNothing) {
   weft_test::runtime_config rt(weft_test::runtime_config::vars{{"WEFT_NUM_THREADS", "1"}});
   ASSERT_TRUE(rt.ok());
