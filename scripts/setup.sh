@@ -15,6 +15,11 @@ packages=(
   libboost-context-dev libopenblas-dev liblapacke-dev
   # peers compared by the benchmarks
   libomp-14-dev libtbb-dev libstarpu-dev
+  # tools/weft-trace: PNG Gantt charts, and its editable install into .venv (setuptools builds it,
+  # wheel makes the editable wheel, pip installs it; all offline from these packages)
+  python3-matplotlib python3-setuptools python3-wheel python3-pip
+  # hardware counters in traces (WEFT_TRACE_COUNTERS): PAPI, loaded by weft at run time when asked
+  libpapi7.0
 )
 
 missing=()
@@ -31,4 +36,21 @@ if ((${#missing[@]})); then
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
   echo "setup: all system packages present"
+fi
+
+# The trace analysis tool (tools/weft-trace) in .venv at the repository root. The environment sees
+# the system's packages (matplotlib, setuptools), so nothing is downloaded: --no-index keeps pip
+# offline. Skipped when .venv already runs this checkout's weft_trace.
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="$repo/.venv"
+if [ ! -x "$venv/bin/python" ]; then
+  echo "setup: creating $venv"
+  /usr/bin/python3 -m venv --system-site-packages "$venv"
+fi
+if ! [ -x "$venv/bin/weft-trace" ] ||
+   ! "$venv/bin/python" -c 'import sys, weft_trace; sys.exit(not weft_trace.__file__.startswith(sys.argv[1]))' \
+     "$repo/tools/weft-trace/" 2>/dev/null; then
+  echo "setup: installing tools/weft-trace into .venv"
+  PIP_DISABLE_PIP_VERSION_CHECK=1 "$venv/bin/pip" install --quiet --no-index --no-deps --no-build-isolation \
+    -e "$repo/tools/weft-trace"
 fi

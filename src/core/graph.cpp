@@ -250,12 +250,17 @@ void ready(worker& w, const graph& g, task* t, bool may_run_next) {
   make_ready(w, t, may_run_next);
 }
 
+// A replayed task is "created" when the producer allocates it (re-execute: its label and arguments
+// follow) or, in taskiter mode, when its round opens.
+void trace_replayed(worker& w, const graph& g, const task* t) {
+  trace_created(w, t, trace::create_replayed);
+  trace::record(w.trace, trace::event_type::graph_instance, trace_id(t), static_cast<std::uint64_t>(t->replay.round),
+                t->replay.node, g.trace_serial);
+}
+
 void open(worker& w, graph& g, task* t) {
-  if (trace::on) [[unlikely]] {
-    trace_created(w, t, trace::create_replayed);
-    trace::record(w.trace, trace::event_type::graph_instance, trace_id(t), static_cast<std::uint64_t>(t->replay.round),
-                  t->replay.node, g.trace_serial);
-  }
+  if (trace::on && g.taskiter) [[unlikely]]
+    trace_replayed(w, g, t);
   t->flags |= flag_submitted;
   // Counted in the owner's innermost open taskgroup, like an ordinary child.
   parent_state* ps = g.owner->state.load(std::memory_order_relaxed);
@@ -579,6 +584,8 @@ task* graph_allocate(worker& w, weft_task_fn fn, std::size_t args_size, unsigned
       g.cursor = v + 1;
       task* t = g.instance(g.round, v);
       t->replay.access_cursor = 0;
+      if (trace::on) [[unlikely]]
+        trace_replayed(w, g, t);
       return t;
     }
   }
