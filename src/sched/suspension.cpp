@@ -96,8 +96,10 @@ void enter(worker& w, fiber::context* to) {
   to->owner.store(w.id, std::memory_order_relaxed);
   to->waiting_for.store(fiber::wait_kind::none, std::memory_order_relaxed);
   worker_counters::bump(w.counters.resumes);
-  trace_busy(w);
-  if (!(w.current->flags & flag_root)) trace_point(w, trace::event_type::task_resume, trace_id(w.current));
+  if (trace::on) [[unlikely]] {  // one check while tracing is off
+    trace_busy_event(w);
+    if (!(w.current->flags & flag_root)) trace::record(w.trace, trace::event_type::task_resume, trace_id(w.current));
+  }
 }
 
 void enter_loop(worker& w, fiber::context* loop) {
