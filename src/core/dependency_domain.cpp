@@ -137,8 +137,10 @@ access_record& dependency_domain::find_or_insert(worker& w, const void* address)
 
 namespace {
 bool finished(const task* t) {
-  // Relaxed: only a hint to drop the record; edges from a finished task are pruned regardless.
-  return t->successors.load(std::memory_order_relaxed) & successors_closed;
+  // Acquire, like the pruning in link(): a member or record dropped because its task finished
+  // gives later accesses no edge to it, so its body's effects must reach them through this load
+  // (and the producer's submit), as a pruned edge's do.
+  return t->successors.load(std::memory_order_acquire) & successors_closed;
 }
 bool record_finished(const access_record& r) {
   if (r.joined) return false;  // its node completes only once the group closes

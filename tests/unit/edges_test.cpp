@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "weft_test.h"
@@ -250,5 +253,77 @@ TEST_P(StatsAfterWait, CompletedEqualsCreated) {
 
 INSTANTIATE_TEST_SUITE_P(Workers, StatsAfterWait, ::testing::Values(2, 4),
                          [](const ::testing::TestParamInfo<int>& info) { return "w" + std::to_string(info.param); });
+
+}  // namespace
+
+namespace {
+
+// A group member that has finished when a later member arrives is dropped from the group (the
+// list stays proportional to the live tasks), so later accesses get no edge from it; they must
+// still follow it, and its effects must reach them (the dropping load acquires, like a pruned
+// edge's: ThreadSanitizer found the race when it was relaxed, in the persistent-graph random
+// suites). The first member runs on the other worker, the rest and the writer undeferred here.
+struct member_args {
+  std::uint64_t* cell;
+  std::atomic<int>* done;  // first member only: set when its access is done
+  bool reader;
+};
+
+void member_body(void* p) {
+  auto* a = static_cast<member_args*>(p);
+  if (a->reader) {
+    volatile std::uint64_t v = *a->cell;  // a plain read: a later writer must follow it
+    (void)v;
+  } else {
+    std::atomic_ref<std::uint64_t>(*a->cell).fetch_add(1, std::memory_order_relaxed);
+  }
+  // Relaxed: the test must not create the ordering it checks.
+  if (a->done) a->done->store(1, std::memory_order_relaxed);
+}
+
+void writer_body(void* p) {
+  auto* cell = *static_cast<std::uint64_t**>(p);
+  *cell = *cell * 3 + 1;  // plain: ordered after every member, or a race
+}
+
+class DroppedMembers : public ::testing::TestWithParam<weft_dep_type> {};
+
+TEST_P(DroppedMembers, StillOrderLaterAccesses) {
+  weft_test::runtime_config rt(weft_test::runtime_config::vars{{"WEFT_NUM_THREADS", "2"}});
+  ASSERT_TRUE(rt.ok());
+  const weft_dep_type type = GetParam();
+  const bool reader = type == WEFT_DEP_IN;
+  for (int round = 0; round < weft_test::scaled(50, 10); ++round) {
+    std::uint64_t cell = 1;
+    std::atomic<int> done{0};
+    member_args first{&cell, &done, reader};
+    weft_task_t* t = weft_task_create(&member_body, &first, sizeof first, WEFT_TASK_DEFAULT);
+    ASSERT_NE(t, nullptr);
+    ASSERT_EQ(weft_task_depend(t, type, &cell, sizeof cell), WEFT_OK);
+    ASSERT_EQ(weft_task_submit(t), WEFT_OK);
+    while (done.load(std::memory_order_relaxed) == 0) weft_test::spin(50);
+    weft_test::spin(20000);  // let it finish its release too: it must be dropped, not linked
+    // More members than a group keeps inline: the full list drops the finished first member.
+    for (int i = 0; i < 6; ++i) {
+      member_args more{&cell, nullptr, reader};
+      t = weft_task_create(&member_body, &more, sizeof more, WEFT_TASK_UNDEFERRED);
+      ASSERT_NE(t, nullptr);
+      ASSERT_EQ(weft_task_depend(t, type, &cell, sizeof cell), WEFT_OK);
+      ASSERT_EQ(weft_task_submit(t), WEFT_OK);
+    }
+    std::uint64_t* address = &cell;
+    t = weft_task_create(&writer_body, &address, sizeof address, WEFT_TASK_UNDEFERRED);
+    ASSERT_NE(t, nullptr);
+    ASSERT_EQ(weft_task_depend(t, WEFT_DEP_INOUT, &cell, sizeof cell), WEFT_OK);
+    ASSERT_EQ(weft_task_submit(t), WEFT_OK);
+    ASSERT_EQ(weft_taskwait(), WEFT_OK);
+    EXPECT_EQ(cell, reader ? 4u : 25u);  // inoutset: (1 + 7 adds) * 3 + 1
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, DroppedMembers, ::testing::Values(WEFT_DEP_IN, WEFT_DEP_INOUTSET),
+                         [](const ::testing::TestParamInfo<weft_dep_type>& info) {
+                           return info.param == WEFT_DEP_IN ? std::string("in") : std::string("inoutset");
+                         });
 
 }  // namespace
