@@ -1,22 +1,32 @@
 #!/usr/bin/env bash
-# The demo of the README: installs what is missing, builds, runs the micro-benchmark comparison of
-# weft against GCC libgomp, LLVM libomp and oneTBB (bench/run.sh), printing the table; then traces
-# one weft run (a persistent-graph heat sweep on 2 workers) and prints its summary and writes its
-# Gantt chart (tools/weft-trace).
+# The demo of the README: installs what is missing, builds, then runs the application benchmarks a
+# user judges a runtime on — tiled Cholesky (OpenBLAS kernels in tasks) and a Gauss-Seidel heat
+# sweep — under GCC libgomp, LLVM libomp, weft (the same gcc -fopenmp binary), native weft, StarPU
+# and OpenBLAS's own threaded dpotrf, on 2 threads, and prints them side by side
+# (bench/apps/run.sh --demo). Then it traces the weft Cholesky and heat runs and prints their
+# weft-trace summaries and writes Gantt charts (tools/weft-trace; the traced runs skip the self-check,
+# which the table's runs did).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 bash "$root/scripts/setup.sh"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build "$build" -j"$(nproc)"
-BUILD_DIR=$build bash "$root/bench/run.sh" "$@"
+BUILD_DIR=$build bash "$root/bench/apps/run.sh" --demo "$@"
 
 out=$root/bench/results/demo-trace
 mkdir -p "$out"
+trace_tool=$root/.venv/bin/weft-trace
 echo
-echo "=== a traced weft run: Gauss-Seidel heat sweep, persistent graph, 2 workers"
-WEFT_TRACE=$out/heat.trace "$build/bench/micro_graph" heat -p 2 --variant reexec -n 512 -b 64 -s 20
-"$root/.venv/bin/weft-trace" summary "$out/heat.trace" | tee "$out/heat.summary.txt"
-"$root/.venv/bin/weft-trace" gantt "$out/heat.trace" -o "$out/heat.png" --color iteration
-"$root/.venv/bin/weft-trace" perfetto "$out/heat.trace" -o "$out/heat.json"
-echo "demo: trace, summary, Gantt chart and Perfetto file in $out"
+echo "=== a traced weft run: tiled Cholesky, n=4096, tiles of 256, 2 workers"
+WEFT_TRACE=$out/cholesky.trace "$build/bench/apps/cholesky_weft" --variant weft -n 4096 -b 256 -p 2 --no-check
+"$trace_tool" summary "$out/cholesky.trace" | tee "$out/cholesky.summary.txt"
+"$trace_tool" gantt "$out/cholesky.trace" -o "$out/cholesky.png" --color kind
+echo
+echo "=== a traced weft run: Gauss-Seidel heat sweep, persistent graph (no barrier), 2 workers"
+WEFT_TRACE=$out/heat.trace "$build/bench/apps/heat_weft" --method gauss-seidel --variant weft-persistent \
+  -n 2048 -b 128 -s 20 -p 2 --no-check
+"$trace_tool" summary "$out/heat.trace" | tee "$out/heat.summary.txt"
+"$trace_tool" gantt "$out/heat.trace" -o "$out/heat.png" --color iteration
+"$trace_tool" perfetto "$out/heat.trace" -o "$out/heat.json"
+echo "demo: traces, summaries, Gantt charts (cholesky.png, heat.png) and a Perfetto file in $out"

@@ -1,0 +1,96 @@
+/* Shared by the application benchmarks (bench/apps): clocks, the runtime a process runs on, weft's
+ * statistics when weft answers, single-threaded BLAS inside tasks, and the result line that
+ * bench/apps/run.sh parses.
+ *
+ * C11 and C++20 alike: the OpenMP programs (gcc -fopenmp, one binary run on libgomp, LLVM libomp or
+ * weft's OpenMP door), the native weft programs and the StarPU programs include it. Everything is
+ * static: each executable includes it once. */
+#ifndef WEFT_BENCH_APP_COMMON_H
+#define WEFT_BENCH_APP_COMMON_H
+
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <weft/weft.h> /* weft_stats_t; the calls themselves are looked up with dlsym */
+
+#if defined(__GNUC__)
+#define APP_UNUSED __attribute__((unused))
+#else
+#define APP_UNUSED
+#endif
+
+static APP_UNUSED double app_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Which runtime resolved the OpenMP calls of this process: weft and LLVM libomp export symbols
+ * libgomp does not. A native weft or StarPU program names itself instead. */
+static APP_UNUSED const char *app_omp_runtime(void) {
+  if (dlsym(RTLD_DEFAULT, "weft_init")) return "weft";
+  if (dlsym(RTLD_DEFAULT, "__kmpc_fork_call")) return "llvm-omp";
+  return "gomp";
+}
+
+/* weft's task and edge counters, when this process runs on weft (native or preloaded). */
+typedef int (*app_stats_fn)(weft_stats_t *);
+static APP_UNUSED int app_weft_reset_stats(void) {
+  int (*reset)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "weft_reset_stats");
+  return reset ? reset() : -1;
+}
+static APP_UNUSED int app_weft_stats(weft_stats_t *s) {
+  app_stats_fn get = (app_stats_fn)dlsym(RTLD_DEFAULT, "weft_get_stats");
+  memset(s, 0, sizeof *s);
+  return get ? get(s) : -1;
+}
+
+/* Inside tasks BLAS must run on one thread (the runtime owns the cores); the reference variant
+ * gives OpenBLAS all of them. OpenBLAS's setter is looked up so that any BLAS links. */
+static APP_UNUSED void app_blas_threads(int n) {
+  void (*set)(int) = (void (*)(int))dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
+  if (set) set(n);
+}
+
+/* One machine-readable line per run, parsed by bench/apps/run.sh:
+ *   RESULT app=cholesky variant=omp-tasks runtime=gomp threads=2 size=4096 block=256 iters=1
+ *          seconds=1.234567 gflops=12.345 tasks=5984 edges=17000 check=ok error=1.2e-16
+ * gflops <= 0 and tasks/edges < 0 print as "-" (not meaningful or not known). check is ok or FAIL;
+ * error is the app's own measure (residual, difference to the serial sweep). */
+typedef struct app_result {
+  const char *app, *variant, *runtime;
+  int threads;
+  long size, block, iters;
+  double seconds, gflops;
+  long long tasks, edges;
+  int ok;
+  double error;
+} app_result;
+
+static APP_UNUSED void app_print_result(const app_result *r) {
+  char gf[32], tk[32], ed[32];
+  if (r->gflops > 0) snprintf(gf, sizeof gf, "%.3f", r->gflops); else strcpy(gf, "-");
+  if (r->tasks >= 0) snprintf(tk, sizeof tk, "%lld", r->tasks); else strcpy(tk, "-");
+  if (r->edges >= 0) snprintf(ed, sizeof ed, "%lld", r->edges); else strcpy(ed, "-");
+  printf("RESULT app=%s variant=%s runtime=%s threads=%d size=%ld block=%ld iters=%ld seconds=%.6f gflops=%s "
+         "tasks=%s edges=%s check=%s error=%.3e\n",
+         r->app, r->variant, r->runtime, r->threads, r->size, r->block, r->iters, r->seconds, gf, tk, ed,
+         r->ok ? "ok" : "FAIL", r->error);
+  fflush(stdout);
+}
+
+static APP_UNUSED void app_die(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  exit(2);
+}
+
+#endif /* WEFT_BENCH_APP_COMMON_H */

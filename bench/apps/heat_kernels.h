@@ -1,0 +1,335 @@
+/* 2-D heat equation (bench/apps): what heat_omp.c (gcc -O2 -fopenmp) and heat_weft.cpp (g++, native
+ * weft) share: the grid, its blocking, the block updates, the serial reference sweeps, the comparison
+ * and the command line. C11 and C++20 both compile it; everything is static.
+ *
+ * The grid is (n + 2) x (n + 2) doubles, row-major: a fixed boundary ring (top row 1.0, the other
+ * three sides 0.0) around n x n interior cells, which start pseudo-random in [0, 1) (so that an update
+ * made in a wrong order changes bits). The interior is cut into nb x nb blocks of b x b cells
+ * (n = nb * b). One sweep (timestep) updates every interior cell once with the 5-point stencil
+ *     u(i, j) = 0.25 * (u(i-1, j) + u(i+1, j) + u(i, j-1) + u(i, j+1))
+ * which costs 5 flops per cell (4 additions, 1 multiplication): gflops = 5 n^2 S / seconds / 1e9.
+ *
+ *   gauss-seidel: in place, block by block, row by row inside a block. Block (bi, bj) reads its north
+ *     and west neighbours as this sweep left them and its south and east ones as the last sweep did.
+ *     As tasks: inout(own block), in(the 4 neighbour blocks), created in row-major block order, sweep
+ *     after sweep. Each cell update then sees exactly the values it sees in the serial row-major
+ *     blocked sweep, whatever order the runtime picks among the orders the dependences allow (a wave
+ *     front inside a sweep, sweeps overlapping), so the result is the same bit for bit: the
+ *     serial-random variant runs the blocks in a random dependence-respecting order (sweeps
+ *     overlapping) to check that claim.
+ *   jacobi: two arrays; sweep k writes dst from src (out dst block, in src block and its 4 neighbour
+ *     blocks) and the arrays swap every sweep (a persistent graph records 2 sweeps: unroll 2).
+ *
+ * No FMA can be contracted on plain x86-64 (no -march), so gcc and g++ give the same bits. */
+#ifndef WEFT_BENCH_HEAT_KERNELS_H
+#define WEFT_BENCH_HEAT_KERNELS_H
+
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__GNUC__)
+#define HEAT_UNUSED __attribute__((unused))
+#else
+#define HEAT_UNUSED
+#endif
+
+typedef struct heat_grid {
+  int n;          /* interior cells per side */
+  int b;          /* block side */
+  int nb;         /* blocks per side */
+  size_t stride;  /* n + 2 */
+} heat_grid;
+
+static HEAT_UNUSED size_t heat_cells(const heat_grid *g) { return g->stride * g->stride; }
+
+static HEAT_UNUSED double *heat_alloc(const heat_grid *g) {
+  return (double *)malloc(sizeof(double) * heat_cells(g));
+}
+
+static HEAT_UNUSED void heat_init(const heat_grid *g, double *u) {
+  size_t i, j, s = g->stride;
+  uint64_t x = 0x9E3779B97F4A7C15ull;
+  for (i = 0; i < s; ++i) {
+    for (j = 0; j < s; ++j) {
+      double v;
+      if (i == 0) v = 1.0;
+      else if (i == s - 1 || j == 0 || j == s - 1) v = 0.0;
+      else {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        v = (double)(x >> 11) * (1.0 / 9007199254740992.0);
+      }
+      u[i * s + j] = v;
+    }
+  }
+}
+
+/* The first cell of block (bi, bj): the address that stands for the block in dependences. */
+static inline double *heat_block(const heat_grid *g, double *u, int bi, int bj) {
+  return u + (1 + (size_t)bi * (size_t)g->b) * g->stride + 1 + (size_t)bj * (size_t)g->b;
+}
+
+/* Gauss-Seidel: block (bi, bj) of u, in place. */
+static inline void heat_gs_block(const heat_grid *g, double *u, int bi, int bj) {
+  size_t s = g->stride, b = (size_t)g->b, i, j;
+  double *first = heat_block(g, u, bi, bj);
+  for (i = 0; i < b; ++i) {
+    double *row = first + i * s;
+    const double *up = row - s, *down = row + s;
+    for (j = 0; j < b; ++j) row[j] = 0.25 * (up[j] + down[j] + row[j - 1] + row[j + 1]);
+  }
+}
+
+/* Jacobi: block (bi, bj) of dst from src. */
+static inline void heat_jacobi_block(const heat_grid *g, double *dst, const double *src, int bi, int bj) {
+  size_t s = g->stride, b = (size_t)g->b, i, j;
+  size_t off = (size_t)(heat_block(g, dst, bi, bj) - dst);
+  for (i = 0; i < b; ++i) {
+    const double *row = src + off + i * s, *up = row - s, *down = row + s;
+    double *out = dst + off + i * s;
+    for (j = 0; j < b; ++j) out[j] = 0.25 * (up[j] + down[j] + row[j - 1] + row[j + 1]);
+  }
+}
+
+/* The serial references: row-major block order, sweep after sweep. */
+static HEAT_UNUSED void heat_gs_serial(const heat_grid *g, double *u, long sweeps) {
+  long k;
+  int bi, bj;
+  for (k = 0; k < sweeps; ++k)
+    for (bi = 0; bi < g->nb; ++bi)
+      for (bj = 0; bj < g->nb; ++bj) heat_gs_block(g, u, bi, bj);
+}
+
+/* Sweep k reads (k odd ? b : a) and writes the other one; returns the array of the last sweep. */
+static HEAT_UNUSED double *heat_jacobi_serial(const heat_grid *g, double *a, double *b, long sweeps) {
+  long k;
+  int bi, bj;
+  for (k = 0; k < sweeps; ++k) {
+    const double *src = (k & 1) ? b : a;
+    double *dst = (k & 1) ? a : b;
+    for (bi = 0; bi < g->nb; ++bi)
+      for (bj = 0; bj < g->nb; ++bj) heat_jacobi_block(g, dst, src, bi, bj);
+  }
+  return (sweeps & 1) ? b : a;
+}
+
+static inline uint64_t heat_rand(uint64_t *x) {
+  *x ^= *x << 13;
+  *x ^= *x >> 7;
+  *x ^= *x << 17;
+  return *x;
+}
+
+/* Gauss-Seidel, one block at a time in a random order that respects the task dependences (sweeps
+ * overlap): block x may do its sweep d+1 (it has done d) when its north and west neighbours have
+ * done d+1 sweeps and its south and east ones exactly d. Returns 0 on success, -1 if no block was
+ * ready while sweeps remained (cannot happen: the block with the fewest sweeps done, lowest in
+ * row-major order among those, is always ready) or on out of memory. */
+static HEAT_UNUSED int heat_gs_random_order(const heat_grid *g, double *u, long sweeps, uint64_t seed) {
+  const int nb = g->nb;
+  const long total = sweeps * (long)nb * (long)nb;
+  long *done = (long *)calloc((size_t)nb * (size_t)nb, sizeof(long));
+  int *ready = (int *)malloc(sizeof(int) * (size_t)nb * (size_t)nb);
+  long step;
+  uint64_t x = seed ? seed : 0x2545F4914F6CDD1Dull;
+  if (!done || !ready) {
+    free(done);
+    free(ready);
+    return -1;
+  }
+  for (step = 0; step < total; ++step) {
+    int count = 0, bi, bj, pick;
+    for (bi = 0; bi < nb; ++bi) {
+      for (bj = 0; bj < nb; ++bj) {
+        long d = done[bi * nb + bj];
+        if (d == sweeps) continue;
+        if (bi > 0 && done[(bi - 1) * nb + bj] != d + 1) continue;
+        if (bj > 0 && done[bi * nb + bj - 1] != d + 1) continue;
+        if (bi + 1 < nb && done[(bi + 1) * nb + bj] != d) continue;
+        if (bj + 1 < nb && done[bi * nb + bj + 1] != d) continue;
+        ready[count++] = bi * nb + bj;
+      }
+    }
+    if (count == 0) {
+      free(done);
+      free(ready);
+      return -1;
+    }
+    pick = ready[heat_rand(&x) % (uint64_t)count];
+    heat_gs_block(g, u, pick / nb, pick % nb);
+    ++done[pick];
+  }
+  free(done);
+  free(ready);
+  return 0;
+}
+
+/* Jacobi, each sweep's blocks in a random order (any order gives the same bits). */
+static HEAT_UNUSED double *heat_jacobi_random_order(const heat_grid *g, double *a, double *b, long sweeps,
+                                                    uint64_t seed) {
+  const int nb = g->nb, nblocks = nb * nb;
+  int *order = (int *)malloc(sizeof(int) * (size_t)nblocks);
+  uint64_t x = seed ? seed : 0x2545F4914F6CDD1Dull;
+  long k;
+  int i;
+  if (!order) return NULL;
+  for (k = 0; k < sweeps; ++k) {
+    const double *src = (k & 1) ? b : a;
+    double *dst = (k & 1) ? a : b;
+    for (i = 0; i < nblocks; ++i) order[i] = i;
+    for (i = nblocks - 1; i > 0; --i) { /* Fisher-Yates */
+      int j = (int)(heat_rand(&x) % (uint64_t)(i + 1)), t = order[i];
+      order[i] = order[j];
+      order[j] = t;
+    }
+    for (i = 0; i < nblocks; ++i) heat_jacobi_block(g, dst, src, order[i] / nb, order[i] % nb);
+  }
+  free(order);
+  return (sweeps & 1) ? b : a;
+}
+
+/* Largest |a - b| over the whole grid (boundary included). NaN anywhere counts as infinite. */
+static HEAT_UNUSED double heat_max_diff(const heat_grid *g, const double *a, const double *b) {
+  size_t k, n = heat_cells(g);
+  double m = 0.0;
+  for (k = 0; k < n; ++k) {
+    double d = fabs(a[k] - b[k]);
+    if (d != d) return INFINITY;
+    if (d > m) m = d;
+  }
+  return m;
+}
+
+/* --- command line ---------------------------------------------------------------------------------- */
+
+enum heat_method { HEAT_GS = 0, HEAT_JACOBI = 1 };
+
+typedef struct heat_options {
+  int method;          /* heat_method */
+  const char *variant; /* one of the program's names */
+  int variant_index;   /* its index in the program's list */
+  int n, b;
+  long sweeps;
+  int threads;         /* 0: the runtime's default */
+  int check;           /* compare with the serial reference after the timed solve */
+  heat_grid grid;
+} heat_options;
+
+static HEAT_UNUSED void heat_usage(FILE *f, const char *prog, const char *const *variants) {
+  int i;
+  fprintf(f,
+          "usage: %s [--method gauss-seidel|jacobi] [--variant V] [-n N] [-b B] [-s S] [-p P] [--no-check]\n"
+          "  2-D heat equation on an (N+2) x (N+2) grid with a fixed boundary, B x B blocks, S sweeps.\n"
+          "  --method M     gauss-seidel (in place, wavefront of blocks) or jacobi (two arrays)  [gauss-seidel]\n"
+          "  --variant V    ",
+          prog);
+  for (i = 0; variants[i]; ++i) fprintf(f, "%s%s", i ? " | " : "", variants[i]);
+  fprintf(f,
+          "  [%s]\n"
+          "  -n N           interior cells per side                                              [4096]\n"
+          "  -b B           block side; must divide N                                            [256]\n"
+          "  -s S           sweeps (timesteps)                                                   [20]\n"
+          "  -p P           threads (0: the runtime's default)                                   [0]\n"
+          "  --no-check     skip the comparison with the serial sweep after the timed solve\n"
+          "  -h, --help     this text\n"
+          "Prints one RESULT line (bench/apps/app_common.h); exit 1 when the check fails, 2 on bad options.\n",
+          variants[0]);
+}
+
+static HEAT_UNUSED void heat_bad(const char *prog, const char *const *variants, const char *fmt, const char *a,
+                                 const char *b) {
+  fprintf(stderr, "%s: ", prog);
+  fprintf(stderr, fmt, a, b);
+  fputc('\n', stderr);
+  heat_usage(stderr, prog, variants);
+  exit(2);
+}
+
+static HEAT_UNUSED long heat_parse_long(const char *prog, const char *const *variants, const char *opt,
+                                        const char *text, long lo, long hi) {
+  char *end = NULL;
+  long v;
+  errno = 0;
+  v = strtol(text, &end, 10);
+  if (errno || end == text || *end) heat_bad(prog, variants, "%s: '%s' is not an integer", opt, text);
+  if (v < lo || v > hi) {
+    char range[64];
+    snprintf(range, sizeof range, "%ld..%ld", lo, hi);
+    fprintf(stderr, "%s: %s: %s is out of range (%s)\n", prog, opt, text, range);
+    heat_usage(stderr, prog, variants);
+    exit(2);
+  }
+  return v;
+}
+
+/* variants: NULL-terminated, the first is the default. Exits 0 on -h, 2 on a bad option. */
+static HEAT_UNUSED void heat_parse(heat_options *o, int argc, char **argv, const char *prog,
+                                   const char *const *variants) {
+  int i;
+  memset(o, 0, sizeof *o);
+  o->method = HEAT_GS;
+  o->variant = variants[0];
+  o->n = 4096;
+  o->b = 256;
+  o->sweeps = 20;
+  o->check = 1;
+  for (i = 1; i < argc; ++i) {
+    const char *a = argv[i];
+    const char *v;
+    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      heat_usage(stdout, prog, variants);
+      exit(0);
+    }
+    if (strcmp(a, "--no-check") == 0) {
+      o->check = 0;
+      continue;
+    }
+    if (strcmp(a, "--method") != 0 && strcmp(a, "--variant") != 0 && strcmp(a, "-n") != 0 &&
+        strcmp(a, "-b") != 0 && strcmp(a, "-s") != 0 && strcmp(a, "-p") != 0)
+      heat_bad(prog, variants, "unknown option '%s'%s", a, "");
+    if (i + 1 >= argc) heat_bad(prog, variants, "option %s needs a value%s", a, "");
+    v = argv[++i];
+    if (strcmp(a, "--method") == 0) {
+      if (strcmp(v, "gauss-seidel") == 0 || strcmp(v, "gs") == 0) o->method = HEAT_GS;
+      else if (strcmp(v, "jacobi") == 0) o->method = HEAT_JACOBI;
+      else heat_bad(prog, variants, "--method: unknown method '%s'%s (gauss-seidel | jacobi)", v, "");
+    } else if (strcmp(a, "--variant") == 0) {
+      int k, found = -1;
+      for (k = 0; variants[k]; ++k)
+        if (strcmp(v, variants[k]) == 0) found = k;
+      if (found < 0) heat_bad(prog, variants, "--variant: unknown variant '%s'%s for this program", v, "");
+      o->variant = variants[found];
+      o->variant_index = found;
+    } else if (strcmp(a, "-n") == 0) {
+      o->n = (int)heat_parse_long(prog, variants, a, v, 1, 1000000);
+    } else if (strcmp(a, "-b") == 0) {
+      o->b = (int)heat_parse_long(prog, variants, a, v, 1, 1000000);
+    } else if (strcmp(a, "-s") == 0) {
+      o->sweeps = heat_parse_long(prog, variants, a, v, 1, 100000000L);
+    } else {
+      o->threads = (int)heat_parse_long(prog, variants, a, v, 0, 4096);
+    }
+  }
+  if (o->n % o->b != 0) {
+    char nb[64];
+    snprintf(nb, sizeof nb, "%d, -b %d", o->n, o->b);
+    heat_bad(prog, variants, "-n %s: the block side must divide the grid side%s", nb, "");
+  }
+  o->grid.n = o->n;
+  o->grid.b = o->b;
+  o->grid.nb = o->n / o->b;
+  o->grid.stride = (size_t)o->n + 2;
+}
+
+/* gflops: 5 flops per interior cell per sweep (4 additions, 1 multiplication). */
+static HEAT_UNUSED double heat_gflops(const heat_options *o, double seconds) {
+  return seconds > 0 ? 5.0 * (double)o->n * (double)o->n * (double)o->sweeps / seconds / 1e9 : 0.0;
+}
+
+#endif /* WEFT_BENCH_HEAT_KERNELS_H */

@@ -1,0 +1,76 @@
+# Shared by the bench scripts (sourced, not run): configure and build targets, find the peer
+# runtimes, describe the machine. The caller sets BUILD_DIR and defines nothing else first.
+
+die() { echo "$(basename "$0"): $*" >&2; exit 2; }
+has_word() { [[ " $1 " == *" $2 "* ]]; }
+log() { echo "$*" >&2; }
+csv_field() { local s=${1//\"/\"\"}; printf '"%s"' "$s"; }
+
+bench_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# Configures BUILD_DIR (Ninja when new) and builds each named target; binary[target] is its path,
+# unset when it could not be built (a note says so, the caller skips its rows).
+declare -A binary
+notes=()
+bench_build() {
+  command -v cmake >/dev/null || die "cmake not found"
+  local build_log generator=()
+  build_log=$(mktemp)
+  if [ ! -f "$BUILD_DIR/CMakeCache.txt" ] && command -v ninja >/dev/null; then generator=(-G Ninja); fi
+  log "configuring $BUILD_DIR"
+  if ! cmake -S "$bench_root" -B "$BUILD_DIR" "${generator[@]}" -DWEFT_BUILD_BENCH=ON >"$build_log" 2>&1; then
+    cat "$build_log" >&2
+    rm -f "$build_log"
+    die "cmake configure failed"
+  fi
+  local target
+  for target in "$@"; do
+    if cmake --build "$BUILD_DIR" --target "$target" >"$build_log" 2>&1; then
+      binary[$target]=$(find "$BUILD_DIR" -name "$target" -type f -perm -u+x -print -quit)
+    else
+      grep -q "unknown target\|No rule to make target" "$build_log" || tail -n 20 "$build_log" >&2
+      notes+=("$target could not be built here: its rows are missing")
+      log "$target not built; its rows are skipped"
+    fi
+  done
+  rm -f "$build_log"
+}
+
+# LLVM libomp (preloaded under gcc-built binaries): LIBOMP, else the Debian package's, else ldconfig's.
+bench_find_libomp() {
+  libomp=${LIBOMP:-}
+  if [ -z "$libomp" ]; then
+    local candidate
+    for candidate in $(dpkg -L libomp5-14 2>/dev/null | grep 'libomp\.so\.5$') \
+                     $(ldconfig -p 2>/dev/null | awk '/libomp\.so\.5 /{print $NF}') /usr/lib/llvm-*/lib/libomp.so.5; do
+      if [ -f "$candidate" ]; then libomp=$candidate; break; fi
+    done
+  fi
+  [ -n "$libomp" ] || notes+=("LLVM libomp (libomp.so.5) not found: its rows are missing")
+}
+
+# libweft.so of BUILD_DIR; weft_door=1 when it carries the GOMP ABI (preloadable under OpenMP binaries).
+bench_find_libweft() {
+  libweft=$(find "$BUILD_DIR" -name 'libweft.so' \( -type f -o -type l \) -print -quit 2>/dev/null)
+  weft_door=0
+  if [ -n "$libweft" ] && nm -D --defined-only "$libweft" 2>/dev/null | grep ' GOMP_task' >/dev/null; then
+    weft_door=1
+  else
+    notes+=("${libweft:-libweft.so} does not export the GOMP ABI: no weft rows for OpenMP binaries")
+  fi
+}
+
+# The lines every report starts with.
+bench_meta() {
+  echo "date: $(date -Iseconds)"
+  echo "machine: $(uname -srm), $(nproc) cores, $(LC_ALL=C lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n 1)"
+  echo "compiler: $(gcc --version 2>/dev/null | head -n 1)"
+  echo "weft: $(git -C "$bench_root" rev-parse --short HEAD 2>/dev/null || echo 'no commit')$(git -C "$bench_root" diff --quiet HEAD 2>/dev/null || echo ' (working tree modified)')"
+}
+
+# A Python with matplotlib when there is one (the setup's .venv sees the system's), else python3.
+bench_python() {
+  if [ -x "$bench_root/.venv/bin/python" ]; then echo "$bench_root/.venv/bin/python"
+  elif [ -x /usr/bin/python3 ]; then echo /usr/bin/python3
+  else echo python3; fi
+}
