@@ -350,6 +350,7 @@ static APP_UNUSED void cg_parse(cg_options *o, int argc, char **argv, const char
       exit(0);
     }
     if (strcmp(a, "--no-check") == 0) {
+      app_check_skipped = 1;
       o->check = 0;
       continue;
     }

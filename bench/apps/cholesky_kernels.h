@@ -109,6 +109,7 @@ static APP_UNUSED void chol_parse(int argc, char **argv, const char *prog, const
       o->reps = (int)chol_parse_long(prog, "-r", next, 0, 1 << 20), ++a;
       if (o->reps == 0) app_die("%s: -r '%s' is not a positive integer", prog, next);
     } else if (!strcmp(arg, "--no-check")) {
+      app_check_skipped = 1;
       o->check = 0;
     } else {
       app_die("%s: unknown option '%s' (see -h)", prog, arg);

@@ -287,6 +287,7 @@ static HEAT_UNUSED void heat_parse(heat_options *o, int argc, char **argv, const
       exit(0);
     }
     if (strcmp(a, "--no-check") == 0) {
+      app_check_skipped = 1;
       o->check = 0;
       continue;
     }

@@ -259,6 +259,7 @@ static APP_UNUSED void mv_parse(mv_options *o, int argc, char **argv, const char
       exit(0);
     }
     if (strcmp(a, "--no-check") == 0) {
+      app_check_skipped = 1;
       o->check = 0;
       continue;
     }

@@ -81,13 +81,15 @@ case $mode in
     )
     ;;
   demo)
+    # The Cholesky size (n = 8192) once per runtime, and the heat sweep at its best grain.
     cases=(
-      "cholesky|cholesky_omp|openblas|native|-n 4096 -r 2||"
-      "cholesky|cholesky_omp|omp-tasks|$omp3|-n 4096 -r 2|-b|256"
-      "cholesky|cholesky_weft|weft|native|-n 4096 -r 2|-b|256"
-      "cholesky|cholesky_starpu|starpu|native|-n 4096 -r 2|-b|256"
-      "heat-gs|heat_omp|parallel-for omp-tasks|$omp3|--method gauss-seidel -n 4096 -s 20|-b|256"
-      "heat-gs|heat_weft|weft-persistent|native|--method gauss-seidel -n 4096 -s 20|-b|256"
+      "cholesky|cholesky_omp|openblas|native|-n 8192||"
+      "cholesky|cholesky_omp|omp-tasks|$omp3|-n 8192|-b|256"
+      "cholesky|cholesky_weft|weft|native|-n 8192|-b|256"
+      "cholesky|cholesky_starpu|starpu|native|-n 8192|-b|256"
+      "heat-gs|heat_omp|parallel-for omp-tasks|$omp3|--method gauss-seidel -n 4096 -s 20|-b|128"
+      "heat-gs|heat_omp|omp-persistent|weft|--method gauss-seidel -n 4096 -s 20|-b|128"
+      "heat-gs|heat_weft|weft weft-persistent|native|--method gauss-seidel -n 4096 -s 20|-b|128"
     )
     ;;
   full)
