@@ -9,6 +9,7 @@
 #define WEFT_BENCH_APP_COMMON_H
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -94,6 +95,28 @@ static APP_UNUSED void app_die(const char *fmt, ...) {
   va_end(ap);
   fputc('\n', stderr);
   exit(2);
+}
+
+/* The programs' option parsers: a bad option exits 2 with one line naming it. */
+static APP_UNUSED void app_bad(const char *prog, const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "%s: ", prog);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputs(" (see -h)\n", stderr);
+  exit(2);
+}
+
+static APP_UNUSED long app_parse_long(const char *prog, const char *opt, const char *text, long lo, long hi) {
+  char *end = NULL;
+  long v;
+  if (!text) app_bad(prog, "option %s needs a value", opt);
+  errno = 0;
+  v = strtol(text, &end, 10);
+  if (errno || end == text || *end) app_bad(prog, "option %s: '%s' is not an integer", opt, text);
+  if (v < lo || v > hi) app_bad(prog, "option %s: %s is out of range (%ld..%ld)", opt, text, lo, hi);
+  return v;
 }
 
 #endif /* WEFT_BENCH_APP_COMMON_H */

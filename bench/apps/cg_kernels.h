@@ -312,28 +312,6 @@ static APP_UNUSED void cg_usage(FILE *f, const char *prog, const char *const *va
           variants[0]);
 }
 
-static APP_UNUSED void cg_bad(const char *prog, const char *const *variants, const char *fmt, ...) {
-  va_list ap;
-  fprintf(stderr, "%s: ", prog);
-  va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fputc('\n', stderr);
-  cg_usage(stderr, prog, variants);
-  exit(2);
-}
-
-static APP_UNUSED long cg_parse_long(const char *prog, const char *const *variants, const char *opt, const char *text,
-                                     long lo, long hi) {
-  char *end = NULL;
-  long v;
-  errno = 0;
-  v = strtol(text, &end, 10);
-  if (errno || end == text || *end) cg_bad(prog, variants, "option %s: '%s' is not an integer", opt, text);
-  if (v < lo || v > hi) cg_bad(prog, variants, "option %s: %s is out of range (%ld..%ld)", opt, text, lo, hi);
-  return v;
-}
-
 /* variants: NULL-terminated, the first is the default. Exits 0 on -h, 2 on a bad option. */
 static APP_UNUSED void cg_parse(cg_options *o, int argc, char **argv, const char *prog, const char *const *variants) {
   int i;
@@ -356,28 +334,28 @@ static APP_UNUSED void cg_parse(cg_options *o, int argc, char **argv, const char
     }
     if (strcmp(a, "--variant") != 0 && strcmp(a, "-n") != 0 && strcmp(a, "-i") != 0 && strcmp(a, "-t") != 0 &&
         strcmp(a, "-p") != 0)
-      cg_bad(prog, variants, "unknown option '%s'", a);
-    if (i + 1 >= argc) cg_bad(prog, variants, "option %s needs a value", a);
+      app_bad(prog, "unknown option '%s'", a);
+    if (i + 1 >= argc) app_bad(prog, "option %s needs a value", a);
     v = argv[++i];
     if (strcmp(a, "--variant") == 0) {
       int k, found = -1;
       for (k = 0; variants[k]; ++k)
         if (strcmp(v, variants[k]) == 0) found = k;
-      if (found < 0) cg_bad(prog, variants, "option --variant: unknown variant '%s' for this program", v);
+      if (found < 0) app_bad(prog, "option --variant: unknown variant '%s' for this program", v);
       o->variant = variants[found];
       o->variant_index = found;
     } else if (strcmp(a, "-n") == 0) {
-      o->nx = (int)cg_parse_long(prog, variants, a, v, 2, 1024);
+      o->nx = (int)app_parse_long(prog, a, v, 2, 1024);
     } else if (strcmp(a, "-i") == 0) {
-      o->iters = cg_parse_long(prog, variants, a, v, 1, 100000000L);
+      o->iters = app_parse_long(prog, a, v, 1, 100000000L);
     } else if (strcmp(a, "-t") == 0) {
-      o->T = (int)cg_parse_long(prog, variants, a, v, 1, 1 << 20);
+      o->T = (int)app_parse_long(prog, a, v, 1, 1 << 20);
     } else {
-      o->threads = (int)cg_parse_long(prog, variants, a, v, 0, 4096);
+      o->threads = (int)app_parse_long(prog, a, v, 0, 4096);
     }
   }
   if ((long)o->T > (long)o->nx * o->nx * o->nx)
-    cg_bad(prog, variants, "option -t: %d chunks for %ld rows (at most one chunk per row)", o->T,
+    app_bad(prog, "option -t: %d chunks for %ld rows (at most one chunk per row)", o->T,
            (long)o->nx * o->nx * o->nx);
 }
 

@@ -4,9 +4,8 @@
 //   cg_weft [--variant V] [-n NX] [-i ITERS] [-t T] [-p P] [--no-check]
 //
 // Variants:
-//   weft             tasks through the C API (weft_task_create / weft_task_depend / weft_task_submit,
-//                    closures placed in the argument block), one weft_taskwait after the last
-//                    iteration. Per iteration: T SpMV tasks (in: the p chunks the rows' columns reach,
+//   weft             tasks through weft::spawn (the SpMV's accesses, known at run time, as a
+//                    weft::accesses list), one weft_taskwait after the last iteration. Per iteration: T SpMV tasks (in: the p chunks the rows' columns reach,
 //                    out: q chunk), T dot partials (out: pq_part[c]), one alpha task (in: the T
 //                    partials and rr, out: alpha), T + T axpys (in: alpha, inout: x / r chunk), T dot
 //                    partials of r, one beta task (in: the partials, inout: rr, out: beta), T xpby
@@ -26,8 +25,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <new>
-#include <type_traits>
 #include <vector>
 
 #include "app_common.h"
@@ -42,24 +39,13 @@ void check(int status, const char* call) {
   if (status != WEFT_OK) app_die("cg_weft: %s: %s", call, weft_strerror(status));
 }
 
-template <class F>
-void trampoline(void* args) {
-  (*static_cast<F*>(args))();
-}
-
 // The accesses of the next task (reused: the producer is one thread).
 std::vector<weft::access> deps;
 
-// Creates and submits a task running a copy of f with the accesses gathered in deps.
+// Spawns f with the accesses gathered in deps.
 template <class F>
 void spawn(const char* label, F f) {
-  static_assert(std::is_trivially_copyable_v<F> && sizeof(F) <= WEFT_INLINE_ARGS_SIZE);
-  weft_task_t* t = weft_task_create(&trampoline<F>, nullptr, sizeof(F), WEFT_TASK_DEFAULT);
-  if (!t) check(weft_last_error(), "weft_task_create");
-  new (weft_task_args(t)) F(f);
-  for (const weft::access& a : deps) check(weft_task_depend(t, a.type, a.address, a.length), "weft_task_depend");
-  check(weft_task_set_label(t, label), "weft_task_set_label");
-  check(weft_task_submit(t), "weft_task_submit");
+  weft::spawn(f, weft::accesses(deps), weft::label(label));
   deps.clear();
 }
 

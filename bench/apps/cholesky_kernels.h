@@ -57,19 +57,6 @@ static APP_UNUSED void chol_usage(FILE *f, const char *prog, const char *const *
 }
 
 /* A positive (or, with allow_zero, non-negative) integer option, or exit 2 naming it. */
-static APP_UNUSED long chol_parse_long(const char *prog, const char *opt, const char *text, int allow_zero,
-                                       long max) {
-  char *end = NULL;
-  long v;
-  if (!text) app_die("%s: %s needs a value (see -h)", prog, opt);
-  errno = 0;
-  v = strtol(text, &end, 10);
-  if (errno || end == text || *end != '\0' || v < (allow_zero ? 0 : 1) || v > max)
-    app_die("%s: %s '%s' is not %s integer (at most %ld)", prog, opt, text,
-            allow_zero ? "a non-negative" : "a positive", max);
-  return v;
-}
-
 /* variants: NULL-terminated, the first is the default. Exits 0 after -h, 2 on a bad option. */
 static APP_UNUSED void chol_parse(int argc, char **argv, const char *prog, const char *const *variants,
                                   chol_opts *o) {
@@ -98,16 +85,13 @@ static APP_UNUSED void chol_parse(int argc, char **argv, const char *prog, const
       o->variant = next;
       ++a;
     } else if (!strcmp(arg, "-n")) {
-      o->n = chol_parse_long(prog, "-n", next, 0, 1L << 20), ++a;
-      if (o->n == 0) app_die("%s: -n '%s' is not a positive integer", prog, next);
+      o->n = app_parse_long(prog, "-n", next, 1, 1L << 20), ++a;
     } else if (!strcmp(arg, "-b")) {
-      o->b = chol_parse_long(prog, "-b", next, 0, 1L << 16), ++a;
-      if (o->b == 0) app_die("%s: -b '%s' is not a positive integer", prog, next);
+      o->b = app_parse_long(prog, "-b", next, 1, 1L << 16), ++a;
     } else if (!strcmp(arg, "-p")) {
-      o->threads = (int)chol_parse_long(prog, "-p", next, 1, 1 << 16), ++a;
+      o->threads = (int)app_parse_long(prog, "-p", next, 0, 1 << 16), ++a;
     } else if (!strcmp(arg, "-r")) {
-      o->reps = (int)chol_parse_long(prog, "-r", next, 0, 1 << 20), ++a;
-      if (o->reps == 0) app_die("%s: -r '%s' is not a positive integer", prog, next);
+      o->reps = (int)app_parse_long(prog, "-r", next, 1, 1 << 20), ++a;
     } else if (!strcmp(arg, "--no-check")) {
       app_check_skipped = 1;
       o->check = 0;

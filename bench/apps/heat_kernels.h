@@ -32,92 +32,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../micro/graph_kernels.h"
+
 #if defined(__GNUC__)
 #define HEAT_UNUSED __attribute__((unused))
 #else
 #define HEAT_UNUSED
 #endif
 
-typedef struct heat_grid {
-  int n;          /* interior cells per side */
-  int b;          /* block side */
-  int nb;         /* blocks per side */
-  size_t stride;  /* n + 2 */
-} heat_grid;
-
-static HEAT_UNUSED size_t heat_cells(const heat_grid *g) { return g->stride * g->stride; }
-
-static HEAT_UNUSED double *heat_alloc(const heat_grid *g) {
-  return (double *)malloc(sizeof(double) * heat_cells(g));
-}
-
-static HEAT_UNUSED void heat_init(const heat_grid *g, double *u) {
-  size_t i, j, s = g->stride;
-  uint64_t x = 0x9E3779B97F4A7C15ull;
-  for (i = 0; i < s; ++i) {
-    for (j = 0; j < s; ++j) {
-      double v;
-      if (i == 0) v = 1.0;
-      else if (i == s - 1 || j == 0 || j == s - 1) v = 0.0;
-      else {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        v = (double)(x >> 11) * (1.0 / 9007199254740992.0);
-      }
-      u[i * s + j] = v;
-    }
-  }
-}
+/* The grid, its initial state, the block updates and the serial sweeps are the persistent-graph
+ * micro-benchmark's (bench/micro/graph_kernels.h): the same code, so the same bits. */
 
 /* The first cell of block (bi, bj): the address that stands for the block in dependences. */
-static inline double *heat_block(const heat_grid *g, double *u, int bi, int bj) {
+static inline double *heat_block(const gk_grid *g, double *u, int bi, int bj) {
   return u + (1 + (size_t)bi * (size_t)g->b) * g->stride + 1 + (size_t)bj * (size_t)g->b;
 }
 
-/* Gauss-Seidel: block (bi, bj) of u, in place. */
-static inline void heat_gs_block(const heat_grid *g, double *u, int bi, int bj) {
-  size_t s = g->stride, b = (size_t)g->b, i, j;
-  double *first = heat_block(g, u, bi, bj);
-  for (i = 0; i < b; ++i) {
-    double *row = first + i * s;
-    const double *up = row - s, *down = row + s;
-    for (j = 0; j < b; ++j) row[j] = 0.25 * (up[j] + down[j] + row[j - 1] + row[j + 1]);
-  }
-}
-
-/* Jacobi: block (bi, bj) of dst from src. */
-static inline void heat_jacobi_block(const heat_grid *g, double *dst, const double *src, int bi, int bj) {
-  size_t s = g->stride, b = (size_t)g->b, i, j;
-  size_t off = (size_t)(heat_block(g, dst, bi, bj) - dst);
-  for (i = 0; i < b; ++i) {
-    const double *row = src + off + i * s, *up = row - s, *down = row + s;
-    double *out = dst + off + i * s;
-    for (j = 0; j < b; ++j) out[j] = 0.25 * (up[j] + down[j] + row[j - 1] + row[j + 1]);
-  }
-}
-
-/* The serial references: row-major block order, sweep after sweep. */
-static HEAT_UNUSED void heat_gs_serial(const heat_grid *g, double *u, long sweeps) {
-  long k;
-  int bi, bj;
-  for (k = 0; k < sweeps; ++k)
-    for (bi = 0; bi < g->nb; ++bi)
-      for (bj = 0; bj < g->nb; ++bj) heat_gs_block(g, u, bi, bj);
-}
-
-/* Sweep k reads (k odd ? b : a) and writes the other one; returns the array of the last sweep. */
-static HEAT_UNUSED double *heat_jacobi_serial(const heat_grid *g, double *a, double *b, long sweeps) {
-  long k;
-  int bi, bj;
-  for (k = 0; k < sweeps; ++k) {
-    const double *src = (k & 1) ? b : a;
-    double *dst = (k & 1) ? a : b;
-    for (bi = 0; bi < g->nb; ++bi)
-      for (bj = 0; bj < g->nb; ++bj) heat_jacobi_block(g, dst, src, bi, bj);
-  }
-  return (sweeps & 1) ? b : a;
-}
 
 static inline uint64_t heat_rand(uint64_t *x) {
   *x ^= *x << 13;
@@ -131,7 +61,7 @@ static inline uint64_t heat_rand(uint64_t *x) {
  * done d+1 sweeps and its south and east ones exactly d. Returns 0 on success, -1 if no block was
  * ready while sweeps remained (cannot happen: the block with the fewest sweeps done, lowest in
  * row-major order among those, is always ready) or on out of memory. */
-static HEAT_UNUSED int heat_gs_random_order(const heat_grid *g, double *u, long sweeps, uint64_t seed) {
+static HEAT_UNUSED int heat_gs_random_order(const gk_grid *g, double *u, long sweeps, uint64_t seed) {
   const int nb = g->nb;
   const long total = sweeps * (long)nb * (long)nb;
   long *done = (long *)calloc((size_t)nb * (size_t)nb, sizeof(long));
@@ -162,7 +92,7 @@ static HEAT_UNUSED int heat_gs_random_order(const heat_grid *g, double *u, long 
       return -1;
     }
     pick = ready[heat_rand(&x) % (uint64_t)count];
-    heat_gs_block(g, u, pick / nb, pick % nb);
+    gk_gs_block(g, u, pick / nb, pick % nb);
     ++done[pick];
   }
   free(done);
@@ -171,7 +101,7 @@ static HEAT_UNUSED int heat_gs_random_order(const heat_grid *g, double *u, long 
 }
 
 /* Jacobi, each sweep's blocks in a random order (any order gives the same bits). */
-static HEAT_UNUSED double *heat_jacobi_random_order(const heat_grid *g, double *a, double *b, long sweeps,
+static HEAT_UNUSED double *heat_jacobi_random_order(const gk_grid *g, double *a, double *b, long sweeps,
                                                     uint64_t seed) {
   const int nb = g->nb, nblocks = nb * nb;
   int *order = (int *)malloc(sizeof(int) * (size_t)nblocks);
@@ -188,15 +118,15 @@ static HEAT_UNUSED double *heat_jacobi_random_order(const heat_grid *g, double *
       order[i] = order[j];
       order[j] = t;
     }
-    for (i = 0; i < nblocks; ++i) heat_jacobi_block(g, dst, src, order[i] / nb, order[i] % nb);
+    for (i = 0; i < nblocks; ++i) gk_jacobi_block(g, dst, src, order[i] / nb, order[i] % nb);
   }
   free(order);
   return (sweeps & 1) ? b : a;
 }
 
 /* Largest |a - b| over the whole grid (boundary included). NaN anywhere counts as infinite. */
-static HEAT_UNUSED double heat_max_diff(const heat_grid *g, const double *a, const double *b) {
-  size_t k, n = heat_cells(g);
+static HEAT_UNUSED double heat_max_diff(const gk_grid *g, const double *a, const double *b) {
+  size_t k, n = gk_cells(g);
   double m = 0.0;
   for (k = 0; k < n; ++k) {
     double d = fabs(a[k] - b[k]);
@@ -218,7 +148,7 @@ typedef struct heat_options {
   long sweeps;
   int threads;         /* 0: the runtime's default */
   int check;           /* compare with the serial reference after the timed solve */
-  heat_grid grid;
+  gk_grid grid;
 } heat_options;
 
 static HEAT_UNUSED void heat_usage(FILE *f, const char *prog, const char *const *variants) {
@@ -240,32 +170,6 @@ static HEAT_UNUSED void heat_usage(FILE *f, const char *prog, const char *const 
           "  -h, --help     this text\n"
           "Prints one RESULT line (bench/apps/app_common.h); exit 1 when the check fails, 2 on bad options.\n",
           variants[0]);
-}
-
-static HEAT_UNUSED void heat_bad(const char *prog, const char *const *variants, const char *fmt, const char *a,
-                                 const char *b) {
-  fprintf(stderr, "%s: ", prog);
-  fprintf(stderr, fmt, a, b);
-  fputc('\n', stderr);
-  heat_usage(stderr, prog, variants);
-  exit(2);
-}
-
-static HEAT_UNUSED long heat_parse_long(const char *prog, const char *const *variants, const char *opt,
-                                        const char *text, long lo, long hi) {
-  char *end = NULL;
-  long v;
-  errno = 0;
-  v = strtol(text, &end, 10);
-  if (errno || end == text || *end) heat_bad(prog, variants, "%s: '%s' is not an integer", opt, text);
-  if (v < lo || v > hi) {
-    char range[64];
-    snprintf(range, sizeof range, "%ld..%ld", lo, hi);
-    fprintf(stderr, "%s: %s: %s is out of range (%s)\n", prog, opt, text, range);
-    heat_usage(stderr, prog, variants);
-    exit(2);
-  }
-  return v;
 }
 
 /* variants: NULL-terminated, the first is the default. Exits 0 on -h, 2 on a bad option. */
@@ -293,34 +197,34 @@ static HEAT_UNUSED void heat_parse(heat_options *o, int argc, char **argv, const
     }
     if (strcmp(a, "--method") != 0 && strcmp(a, "--variant") != 0 && strcmp(a, "-n") != 0 &&
         strcmp(a, "-b") != 0 && strcmp(a, "-s") != 0 && strcmp(a, "-p") != 0)
-      heat_bad(prog, variants, "unknown option '%s'%s", a, "");
-    if (i + 1 >= argc) heat_bad(prog, variants, "option %s needs a value%s", a, "");
+      app_bad(prog, "unknown option '%s'", a);
+    if (i + 1 >= argc) app_bad(prog, "option %s needs a value", a);
     v = argv[++i];
     if (strcmp(a, "--method") == 0) {
       if (strcmp(v, "gauss-seidel") == 0 || strcmp(v, "gs") == 0) o->method = HEAT_GS;
       else if (strcmp(v, "jacobi") == 0) o->method = HEAT_JACOBI;
-      else heat_bad(prog, variants, "--method: unknown method '%s'%s (gauss-seidel | jacobi)", v, "");
+      else app_bad(prog, "--method: unknown method '%s' (gauss-seidel | jacobi)", v);
     } else if (strcmp(a, "--variant") == 0) {
       int k, found = -1;
       for (k = 0; variants[k]; ++k)
         if (strcmp(v, variants[k]) == 0) found = k;
-      if (found < 0) heat_bad(prog, variants, "--variant: unknown variant '%s'%s for this program", v, "");
+      if (found < 0) app_bad(prog, "--variant: unknown variant '%s' for this program", v);
       o->variant = variants[found];
       o->variant_index = found;
     } else if (strcmp(a, "-n") == 0) {
-      o->n = (int)heat_parse_long(prog, variants, a, v, 1, 1000000);
+      o->n = (int)app_parse_long(prog, a, v, 1, 1000000);
     } else if (strcmp(a, "-b") == 0) {
-      o->b = (int)heat_parse_long(prog, variants, a, v, 1, 1000000);
+      o->b = (int)app_parse_long(prog, a, v, 1, 1000000);
     } else if (strcmp(a, "-s") == 0) {
-      o->sweeps = heat_parse_long(prog, variants, a, v, 1, 100000000L);
+      o->sweeps = app_parse_long(prog, a, v, 1, 100000000L);
     } else {
-      o->threads = (int)heat_parse_long(prog, variants, a, v, 0, 4096);
+      o->threads = (int)app_parse_long(prog, a, v, 0, 4096);
     }
   }
   if (o->n % o->b != 0) {
     char nb[64];
     snprintf(nb, sizeof nb, "%d, -b %d", o->n, o->b);
-    heat_bad(prog, variants, "-n %s: the block side must divide the grid side%s", nb, "");
+    app_bad(prog, "-n %s: the block side must divide the grid side", nb);
   }
   o->grid.n = o->n;
   o->grid.b = o->b;

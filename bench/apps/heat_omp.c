@@ -65,7 +65,7 @@ static void graph_end(int variant) {
 
 /* --- Gauss-Seidel ------------------------------------------------------------------------------------- */
 
-static void gs_parallel_for(const heat_grid *g, double *u, long sweeps) {
+static void gs_parallel_for(const gk_grid *g, double *u, long sweeps) {
   const int nb = g->nb;
 #pragma omp parallel
   {
@@ -75,13 +75,13 @@ static void gs_parallel_for(const heat_grid *g, double *u, long sweeps) {
       for (d = 0; d <= 2 * nb - 2; ++d) {
         int lo = d < nb ? 0 : d - nb + 1, hi = d < nb ? d : nb - 1, bi;
 #pragma omp for schedule(static)
-        for (bi = lo; bi <= hi; ++bi) heat_gs_block(g, u, bi, d - bi);
+        for (bi = lo; bi <= hi; ++bi) gk_gs_block(g, u, bi, d - bi);
       }
     }
   }
 }
 
-static void gs_tasks(const heat_grid *g, double *u, long sweeps, int variant) {
+static void gs_tasks(const gk_grid *g, double *u, long sweeps, int variant) {
   const int nb = g->nb;
 #pragma omp parallel
 #pragma omp single
@@ -99,7 +99,7 @@ static void gs_tasks(const heat_grid *g, double *u, long sweeps, int variant) {
           double *we = bj > 0 ? heat_block(g, u, bi, bj - 1) : c;
           double *ea = bj + 1 < nb ? heat_block(g, u, bi, bj + 1) : c;
 #pragma omp task firstprivate(bi, bj) depend(inout : *c) depend(in : *no, *so, *we, *ea)
-          heat_gs_block(g, u, bi, bj);
+          gk_gs_block(g, u, bi, bj);
         }
       }
     }
@@ -110,7 +110,7 @@ static void gs_tasks(const heat_grid *g, double *u, long sweeps, int variant) {
 /* --- Jacobi --------------------------------------------------------------------------------------------- */
 
 /* Sweep k reads (k odd ? b : a) and writes the other; the result is in (sweeps odd ? b : a). */
-static void jacobi_parallel_for(const heat_grid *g, double *a, double *b, long sweeps) {
+static void jacobi_parallel_for(const gk_grid *g, double *a, double *b, long sweeps) {
   const int nb = g->nb;
 #pragma omp parallel
   {
@@ -121,12 +121,12 @@ static void jacobi_parallel_for(const heat_grid *g, double *a, double *b, long s
       double *dst = (k & 1) ? a : b;
 #pragma omp for collapse(2) schedule(static)
       for (bi = 0; bi < nb; ++bi)
-        for (bj = 0; bj < nb; ++bj) heat_jacobi_block(g, dst, src, bi, bj);
+        for (bj = 0; bj < nb; ++bj) gk_jacobi_block(g, dst, src, bi, bj);
     }
   }
 }
 
-static void jacobi_tasks(const heat_grid *g, double *a, double *b, long sweeps, int variant) {
+static void jacobi_tasks(const gk_grid *g, double *a, double *b, long sweeps, int variant) {
   const int nb = g->nb;
 #pragma omp parallel
 #pragma omp single
@@ -147,7 +147,7 @@ static void jacobi_tasks(const heat_grid *g, double *a, double *b, long sweeps, 
           double *we = bj > 0 ? heat_block(g, src, bi, bj - 1) : c;
           double *ea = bj + 1 < nb ? heat_block(g, src, bi, bj + 1) : c;
 #pragma omp task firstprivate(bi, bj, src, dst) depend(out : *mine) depend(in : *c, *no, *so, *we, *ea)
-          heat_jacobi_block(g, dst, src, bi, bj);
+          gk_jacobi_block(g, dst, src, bi, bj);
         }
       }
     }
@@ -157,7 +157,7 @@ static void jacobi_tasks(const heat_grid *g, double *a, double *b, long sweeps, 
 
 int main(int argc, char **argv) {
   heat_options o;
-  const heat_grid *g;
+  const gk_grid *g;
   double *u, *u2 = NULL, *result, *ref = NULL, t0, seconds;
   int team = 1, ok = 1, variant, jacobi;
   double error = 0.0;
@@ -168,11 +168,11 @@ int main(int argc, char **argv) {
   g = &o.grid;
   variant = o.variant_index;
   jacobi = o.method == HEAT_JACOBI;
-  u = heat_alloc(g);
-  if (jacobi) u2 = heat_alloc(g);
+  u = gk_alloc(g);
+  if (jacobi) u2 = gk_alloc(g);
   if (!u || (jacobi && !u2)) app_die("heat_omp: out of memory for a %d x %d grid", o.n + 2, o.n + 2);
-  heat_init(g, u);
-  if (jacobi) heat_init(g, u2);
+  gk_init(g, u);
+  if (jacobi) gk_init(g, u2);
   if (o.threads > 0) omp_set_num_threads(o.threads);
   if (variant != V_SERIAL && variant != V_SERIAL_RANDOM) {
     /* Starts the team before the clock (and learns its size). */
@@ -189,7 +189,7 @@ int main(int argc, char **argv) {
   if (!jacobi) {
     switch (variant) {
       case V_FOR: gs_parallel_for(g, u, o.sweeps); break;
-      case V_SERIAL: heat_gs_serial(g, u, o.sweeps); break;
+      case V_SERIAL: gk_gs_serial(g, u, o.sweeps); break;
       case V_SERIAL_RANDOM:
         if (heat_gs_random_order(g, u, o.sweeps, 12345) != 0) app_die("heat_omp: serial-random found no ready block");
         break;
@@ -198,7 +198,7 @@ int main(int argc, char **argv) {
   } else {
     switch (variant) {
       case V_FOR: jacobi_parallel_for(g, u, u2, o.sweeps); break;
-      case V_SERIAL: heat_jacobi_serial(g, u, u2, o.sweeps); break;
+      case V_SERIAL: gk_jacobi_serial(g, u, u2, o.sweeps); break;
       case V_SERIAL_RANDOM:
         if (!heat_jacobi_random_order(g, u, u2, o.sweeps, 12345)) app_die("heat_omp: out of memory");
         break;
@@ -213,16 +213,16 @@ int main(int argc, char **argv) {
     /* The reference after the clock: Gauss-Seidel in a fresh array; Jacobi in the array the solve
      * did not end in, and one fresh array. */
     double *expect;
-    ref = heat_alloc(g);
+    ref = gk_alloc(g);
     if (!ref) app_die("heat_omp: out of memory for the reference grid");
-    heat_init(g, ref);
+    gk_init(g, ref);
     if (!jacobi) {
-      heat_gs_serial(g, ref, o.sweeps);
+      gk_gs_serial(g, ref, o.sweeps);
       expect = ref;
     } else {
       double *other = result == u ? u2 : u;
-      heat_init(g, other);
-      expect = heat_jacobi_serial(g, other, ref, o.sweeps);
+      gk_init(g, other);
+      expect = gk_jacobi_serial(g, other, ref, o.sweeps);
     }
     error = heat_max_diff(g, result, expect);
     ok = error == 0.0;

@@ -40,7 +40,7 @@ const char* const variants[] = {
 enum { V_WEFT, V_PERSISTENT, V_PERSISTENT_BARRIER, V_TASKITER, V_SERIAL, V_SERIAL_RANDOM };
 
 // The bytes a block spans in its array (informative: traces).
-std::size_t block_bytes(const heat_grid& g) {
+std::size_t block_bytes(const gk_grid& g) {
   return sizeof(double) * ((static_cast<std::size_t>(g.b) - 1) * g.stride + static_cast<std::size_t>(g.b));
 }
 
@@ -64,7 +64,7 @@ void run_sweeps(int variant, int unroll, long sweeps, Sweep&& sweep) {
   graph.end();
 }
 
-void gs_solve(int variant, const heat_grid* g, double* u, long sweeps) {
+void gs_solve(int variant, const gk_grid* g, double* u, long sweeps) {
   const int nb = g->nb;
   const std::size_t len = block_bytes(*g);
   run_sweeps(variant, 1, sweeps, [&](long) {
@@ -75,7 +75,7 @@ void gs_solve(int variant, const heat_grid* g, double* u, long sweeps) {
         const double* so = bi + 1 < nb ? heat_block(g, u, bi + 1, bj) : c;
         const double* we = bj > 0 ? heat_block(g, u, bi, bj - 1) : c;
         const double* ea = bj + 1 < nb ? heat_block(g, u, bi, bj + 1) : c;
-        weft::spawn([g, u, bi, bj] { heat_gs_block(g, u, bi, bj); }, weft::inout(c, len), weft::in(no, len),
+        weft::spawn([g, u, bi, bj] { gk_gs_block(g, u, bi, bj); }, weft::inout(c, len), weft::in(no, len),
                     weft::in(so, len), weft::in(we, len), weft::in(ea, len), weft::label("gs-block"));
       }
     }
@@ -83,7 +83,7 @@ void gs_solve(int variant, const heat_grid* g, double* u, long sweeps) {
 }
 
 // Sweep k reads (k odd ? b : a) and writes the other; the result is in (sweeps odd ? b : a).
-void jacobi_solve(int variant, const heat_grid* g, double* a, double* b, long sweeps) {
+void jacobi_solve(int variant, const gk_grid* g, double* a, double* b, long sweeps) {
   const int nb = g->nb;
   const std::size_t len = block_bytes(*g);
   run_sweeps(variant, 2, sweeps, [&](long k) {
@@ -96,7 +96,7 @@ void jacobi_solve(int variant, const heat_grid* g, double* a, double* b, long sw
         const double* so = bi + 1 < nb ? heat_block(g, src, bi + 1, bj) : c;
         const double* we = bj > 0 ? heat_block(g, src, bi, bj - 1) : c;
         const double* ea = bj + 1 < nb ? heat_block(g, src, bi, bj + 1) : c;
-        weft::spawn([g, dst, src, bi, bj] { heat_jacobi_block(g, dst, src, bi, bj); },
+        weft::spawn([g, dst, src, bi, bj] { gk_jacobi_block(g, dst, src, bi, bj); },
                     weft::out(heat_block(g, dst, bi, bj), len), weft::in(c, len), weft::in(no, len), weft::in(so, len),
                     weft::in(we, len), weft::in(ea, len), weft::label("jacobi-block"));
       }
@@ -107,16 +107,16 @@ void jacobi_solve(int variant, const heat_grid* g, double* a, double* b, long sw
 int run(int argc, char** argv) {
   heat_options o;
   heat_parse(&o, argc, argv, "heat_weft", variants);
-  const heat_grid* g = &o.grid;
+  const gk_grid* g = &o.grid;
   const int variant = o.variant_index;
   const bool jacobi = o.method == HEAT_JACOBI;
   const bool serial = variant == V_SERIAL || variant == V_SERIAL_RANDOM;
 
-  double* u = heat_alloc(g);
-  double* u2 = jacobi ? heat_alloc(g) : nullptr;
+  double* u = gk_alloc(g);
+  double* u2 = jacobi ? gk_alloc(g) : nullptr;
   if (!u || (jacobi && !u2)) app_die("heat_weft: out of memory for a %d x %d grid", o.n + 2, o.n + 2);
-  heat_init(g, u);
-  if (jacobi) heat_init(g, u2);
+  gk_init(g, u);
+  if (jacobi) gk_init(g, u2);
 
   int threads = 1;
   if (!serial) {
@@ -131,7 +131,7 @@ int run(int argc, char** argv) {
   if (!jacobi) {
     switch (variant) {
       case V_SERIAL:
-        heat_gs_serial(g, u, o.sweeps);
+        gk_gs_serial(g, u, o.sweeps);
         break;
       case V_SERIAL_RANDOM:
         if (heat_gs_random_order(g, u, o.sweeps, 12345) != 0) app_die("heat_weft: serial-random found no ready block");
@@ -143,7 +143,7 @@ int run(int argc, char** argv) {
   } else {
     switch (variant) {
       case V_SERIAL:
-        heat_jacobi_serial(g, u, u2, o.sweeps);
+        gk_jacobi_serial(g, u, u2, o.sweeps);
         break;
       case V_SERIAL_RANDOM:
         if (!heat_jacobi_random_order(g, u, u2, o.sweeps, 12345)) app_die("heat_weft: out of memory");
@@ -163,16 +163,16 @@ int run(int argc, char** argv) {
   double* ref = nullptr;
   if (o.check) {
     // Gauss-Seidel in a fresh array; Jacobi in the array the solve did not end in, and a fresh one.
-    ref = heat_alloc(g);
+    ref = gk_alloc(g);
     if (!ref) app_die("heat_weft: out of memory for the reference grid");
-    heat_init(g, ref);
+    gk_init(g, ref);
     const double* expect = ref;
     if (!jacobi) {
-      heat_gs_serial(g, ref, o.sweeps);
+      gk_gs_serial(g, ref, o.sweeps);
     } else {
       double* other = result == u ? u2 : u;
-      heat_init(g, other);
-      expect = heat_jacobi_serial(g, other, ref, o.sweeps);
+      gk_init(g, other);
+      expect = gk_jacobi_serial(g, other, ref, o.sweeps);
     }
     error = heat_max_diff(g, result, expect);
     ok = error == 0.0;

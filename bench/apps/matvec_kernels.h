@@ -220,28 +220,6 @@ static APP_UNUSED void mv_usage(FILE *f, const char *prog, const char *const *va
           variants[0]);
 }
 
-static APP_UNUSED void mv_bad(const char *prog, const char *const *variants, const char *fmt, ...) {
-  va_list ap;
-  fprintf(stderr, "%s: ", prog);
-  va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fputc('\n', stderr);
-  mv_usage(stderr, prog, variants);
-  exit(2);
-}
-
-static APP_UNUSED long mv_parse_long(const char *prog, const char *const *variants, const char *opt, const char *text,
-                                     long lo, long hi) {
-  char *end = NULL;
-  long v;
-  errno = 0;
-  v = strtol(text, &end, 10);
-  if (errno || end == text || *end) mv_bad(prog, variants, "option %s: '%s' is not an integer", opt, text);
-  if (v < lo || v > hi) mv_bad(prog, variants, "option %s: %s is out of range (%ld..%ld)", opt, text, lo, hi);
-  return v;
-}
-
 /* variants: NULL-terminated, the first is the default. Exits 0 on -h, 2 on a bad option. */
 static APP_UNUSED void mv_parse(mv_options *o, int argc, char **argv, const char *prog, const char *const *variants) {
   int i;
@@ -265,31 +243,31 @@ static APP_UNUSED void mv_parse(mv_options *o, int argc, char **argv, const char
     }
     if (strcmp(a, "--kernel") != 0 && strcmp(a, "--variant") != 0 && strcmp(a, "-n") != 0 && strcmp(a, "-t") != 0 &&
         strcmp(a, "-s") != 0 && strcmp(a, "-p") != 0)
-      mv_bad(prog, variants, "unknown option '%s'", a);
-    if (i + 1 >= argc) mv_bad(prog, variants, "option %s needs a value", a);
+      app_bad(prog, "unknown option '%s'", a);
+    if (i + 1 >= argc) app_bad(prog, "option %s needs a value", a);
     v = argv[++i];
     if (strcmp(a, "--kernel") == 0) {
       if (strcmp(v, "matvec") == 0) o->kernel = MV_MATVEC;
       else if (strcmp(v, "jacobi") == 0) o->kernel = MV_JACOBI;
-      else mv_bad(prog, variants, "option --kernel: unknown kernel '%s' (matvec | jacobi)", v);
+      else app_bad(prog, "option --kernel: unknown kernel '%s' (matvec | jacobi)", v);
     } else if (strcmp(a, "--variant") == 0) {
       int k, found = -1;
       for (k = 0; variants[k]; ++k)
         if (strcmp(v, variants[k]) == 0) found = k;
-      if (found < 0) mv_bad(prog, variants, "option --variant: unknown variant '%s' for this program", v);
+      if (found < 0) app_bad(prog, "option --variant: unknown variant '%s' for this program", v);
       o->variant = variants[found];
       o->variant_index = found;
     } else if (strcmp(a, "-n") == 0) {
-      o->n = mv_parse_long(prog, variants, a, v, 1, 1L << 20);
+      o->n = app_parse_long(prog, a, v, 1, 1L << 20);
     } else if (strcmp(a, "-t") == 0) {
-      o->T = (int)mv_parse_long(prog, variants, a, v, 1, 1 << 20);
+      o->T = (int)app_parse_long(prog, a, v, 1, 1 << 20);
     } else if (strcmp(a, "-s") == 0) {
-      o->steps = mv_parse_long(prog, variants, a, v, 1, 100000000L);
+      o->steps = app_parse_long(prog, a, v, 1, 100000000L);
     } else {
-      o->threads = (int)mv_parse_long(prog, variants, a, v, 0, 4096);
+      o->threads = (int)app_parse_long(prog, a, v, 0, 4096);
     }
   }
-  if (o->T > o->n) mv_bad(prog, variants, "option -t: %d blocks for %ld rows (at most one block per row)", o->T, o->n);
+  if (o->T > o->n) app_bad(prog, "option -t: %d blocks for %ld rows (at most one block per row)", o->T, o->n);
 }
 
 static APP_UNUSED const char *mv_app_name(int kernel) { return kernel == MV_MATVEC ? "matvec" : "jacobi"; }

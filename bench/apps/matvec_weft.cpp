@@ -4,9 +4,8 @@
 //   matvec_weft [--kernel matvec|jacobi] [--variant V] [-n N] [-t T] [-s STEPS] [-p P] [--no-check]
 //
 // Variants:
-//   weft             one task per row block per step through the C API (weft_task_create /
-//                    weft_task_depend / weft_task_submit, the closure placed in the argument block),
-//                    one weft_taskwait at the end. matvec: in x (whole vector), inout y block;
+//   weft             one task per row block per step through weft::spawn (accesses gathered as a
+//                    weft::accesses list), one weft_taskwait at the end. matvec: in x (whole vector), inout y block;
 //                    jacobi: in every block of the old vector, out the block of the new one. Labelled
 //                    "matvec" / "jacobi" for WEFT_TRACE.
 //   weft-persistent  the same loop in a weft::graph, re-execute mode, one g.iteration per step;
@@ -23,8 +22,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <new>
-#include <type_traits>
 #include <vector>
 
 #include "app_common.h"
@@ -39,24 +36,13 @@ void check(int status, const char* call) {
   if (status != WEFT_OK) app_die("matvec_weft: %s: %s", call, weft_strerror(status));
 }
 
-template <class F>
-void trampoline(void* args) {
-  (*static_cast<F*>(args))();
-}
-
 // The accesses of the next task (reused: the producer is one thread).
 std::vector<weft::access> deps;
 
-// Creates and submits a task running a copy of f with the accesses gathered in deps.
+// Spawns f with the accesses gathered in deps.
 template <class F>
 void spawn(const char* label, F f) {
-  static_assert(std::is_trivially_copyable_v<F> && sizeof(F) <= WEFT_INLINE_ARGS_SIZE);
-  weft_task_t* t = weft_task_create(&trampoline<F>, nullptr, sizeof(F), WEFT_TASK_DEFAULT);
-  if (!t) check(weft_last_error(), "weft_task_create");
-  new (weft_task_args(t)) F(f);
-  for (const weft::access& a : deps) check(weft_task_depend(t, a.type, a.address, a.length), "weft_task_depend");
-  check(weft_task_set_label(t, label), "weft_task_set_label");
-  check(weft_task_submit(t), "weft_task_submit");
+  weft::spawn(f, weft::accesses(deps), weft::label(label));
   deps.clear();
 }
 

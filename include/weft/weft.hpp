@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <exception>
+#include <iterator>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -75,6 +76,15 @@ WEFT_DEFINE_ACCESS(mutexinoutset, WEFT_DEP_MUTEXINOUTSET)
 WEFT_DEFINE_ACCESS(inoutset, WEFT_DEP_INOUTSET)
 #undef WEFT_DEFINE_ACCESS
 
+// Accesses known only at run time (the chunks a block of sparse rows reaches): any contiguous
+// container of weft::access (std::vector, std::array, a C array), read when the task is spawned.
+struct accesses {
+  template <class Container>
+  explicit accesses(const Container& list) noexcept : data(std::data(list)), count(std::size(list)) {}
+  const access* data;
+  std::size_t count;
+};
+
 struct priority {
   explicit priority(int value) noexcept : value(value) {}
   int value;
@@ -95,6 +105,9 @@ inline void apply(weft_task_t*, const tied_t&) {}
 inline void apply(weft_task_t* task, const access& a) {
   check(weft_task_depend(task, a.type, a.address, a.length), "weft::spawn (access)");
 }
+inline void apply(weft_task_t* task, const accesses& list) {
+  for (std::size_t i = 0; i < list.count; ++i) apply(task, list.data[i]);
+}
 inline void apply(weft_task_t* task, const priority& p) {
   check(weft_task_set_priority(task, p.value), "weft::spawn (priority)");
 }
@@ -112,7 +125,8 @@ void trampoline(void* args) {
 }
 }  // namespace detail
 
-// Creates and submits a task running a copy of f. Options: accesses, a priority, a label, weft::tied.
+// Creates and submits a task running a copy of f. Options: accesses (one each, or weft::accesses),
+// a priority, a label, weft::tied.
 template <class F, class... Options>
 void spawn(F&& f, Options&&... options) {
   using Closure = std::decay_t<F>;

@@ -114,6 +114,34 @@ TEST_P(CppApi, AccessOverloads) {
   }
 }
 
+// weft::accesses: a list built at run time orders the task like the same accesses one by one.
+TEST_P(CppApi, RuntimeAccessListOrdersLikeSingleAccesses) {
+  const int rounds = weft_test::scaled(100, 10);
+  for (int r = 0; r < rounds; ++r) {
+    long cells[8] = {};
+    long sum = -1;
+    for (int c = 0; c < 8; ++c)
+      weft::spawn(
+          [&cells, c] {
+            weft_test::spin(50);
+            cells[c] = c + 1;
+          },
+          weft::out(cells[c]));
+    std::vector<weft::access> reads;
+    for (int c = 0; c < 8; c += 2) reads.push_back(weft::in(cells[c]));  // a reader of the even cells
+    weft::spawn(
+        [&] {
+          sum = 0;
+          for (int c = 0; c < 8; c += 2) sum += cells[c];
+        },
+        weft::accesses(reads), weft::label("even-sum"));
+    std::vector<weft::access> none;
+    weft::spawn([] {}, weft::accesses(none));  // an empty list: no access
+    weft::taskwait();
+    ASSERT_EQ(sum, 1 + 3 + 5 + 7) << "round " << r;
+  }
+}
+
 TEST_P(CppApi, PriorityOptionAccepted) {
   std::atomic<int> ran{0};
   for (int p = 0; p <= weft_max_priority() + 2; ++p) weft::spawn([&] { ran++; }, weft::priority(p));
