@@ -60,9 +60,8 @@ VARIANTS=${VARIANTS:-$ALL_VARIANTS}
 VERIFY=${VERIFY:-1}
 JOBS=${JOBS:-2}
 
-die() { echo "graph.sh: $*" >&2; exit 2; }
-has_word() { [[ " $1 " == *" $2 "* ]]; }
-log() { echo "$*" >&2; }
+# shellcheck source=lib.sh
+. "$here/lib.sh"  # die, has_word, log, csv_field, bench_find_libomp
 for p in $PATTERNS; do has_word "$ALL_PATTERNS" "$p" || die "unknown pattern '$p'"; done
 for v in $VARIANTS; do has_word "$ALL_VARIANTS weft" "$v" || die "unknown variant '$v'"; done
 
@@ -140,13 +139,7 @@ libweft=$(ldd "${exe[micro_graph]}" 2>/dev/null | awk '/libweft/ {print $3; exit
 lib_sum() { [ -n "$libweft" ] && md5sum <"$libweft" 2>/dev/null | cut -c1-12; }
 lib_before=$(lib_sum)
 
-libomp=${LIBOMP:-}
-if [ -z "$libomp" ]; then
-  for candidate in $(dpkg -L libomp5-14 2>/dev/null | grep 'libomp\.so\.5$') \
-                   $(ldconfig -p 2>/dev/null | awk '/libomp\.so\.5 /{print $NF}') /usr/lib/llvm-*/lib/libomp.so.5; do
-    if [ -f "$candidate" ]; then libomp=$candidate; break; fi
-  done
-fi
+bench_find_libomp
 [ -n "$libomp" ] || notes+=("LLVM libomp (libomp.so.5) not found: no llvm-omp rows")
 taskflow=0
 for d in /usr/include/taskflow /usr/local/include/taskflow; do [ -d "$d" ] && taskflow=1; done
@@ -196,7 +189,6 @@ name=graph-$stamp
 csv=$RESULTS_DIR/$name.csv
 md=$RESULTS_DIR/$name.md
 echo "phase,variant,pattern,case,threads,rep,status,seconds,result" >"$csv"
-csv_field() { local s=${1//\"/\"\"}; printf '"%s"' "$s"; }
 weft_failed=0
 runs=0
 start=$(date +%s)

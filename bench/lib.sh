@@ -36,7 +36,8 @@ bench_build() {
   rm -f "$build_log"
 }
 
-# LLVM libomp (preloaded under gcc-built binaries): LIBOMP, else the Debian package's, else ldconfig's.
+# LLVM libomp (preloaded under gcc-built binaries): LIBOMP, else the Debian package's, else ldconfig's;
+# empty when there is none (the caller notes which of its rows are missing).
 bench_find_libomp() {
   libomp=${LIBOMP:-}
   if [ -z "$libomp" ]; then
@@ -46,7 +47,7 @@ bench_find_libomp() {
       if [ -f "$candidate" ]; then libomp=$candidate; break; fi
     done
   fi
-  [ -n "$libomp" ] || notes+=("LLVM libomp (libomp.so.5) not found: its rows are missing")
+  return 0
 }
 
 # libweft.so of BUILD_DIR; weft_door=1 when it carries the GOMP ABI (preloadable under OpenMP binaries).

@@ -40,9 +40,8 @@ VARIANTS=${VARIANTS:-weft gomp llvm-omp weft-omp tbb starpu}
 PATTERNS=${PATTERNS:-indep chain stencil inoutset metg pending epcc}
 VERIFY=${VERIFY:-0}
 
-die() { echo "run.sh: $*" >&2; exit 2; }
-has_word() { [[ " $1 " == *" $2 "* ]]; }
-log() { echo "$*" >&2; }
+# shellcheck source=lib.sh
+. "$here/lib.sh"  # die, has_word, log, csv_field, bench_find_libomp
 
 # --- cases: pattern | arguments ({T} = workers, {4T} = 4 x workers) | variants | extra env | ladder --
 # variants: '*' every variant, a list ('weft tbb') only those, '-starpu' every variant but those.
@@ -79,36 +78,11 @@ else
 fi
 
 # --- build ------------------------------------------------------------------------------------------
-command -v cmake >/dev/null || die "cmake not found"
 mkdir -p "$RESULTS_DIR" || die "cannot create $RESULTS_DIR"
-build_log=$(mktemp)
-trap 'rm -f "$build_log"' EXIT
-generator=()
-if [ ! -f "$BUILD_DIR/CMakeCache.txt" ] && command -v ninja >/dev/null; then generator=(-G Ninja); fi
-log "run.sh: configuring $BUILD_DIR"
-cmake -S "$root" -B "$BUILD_DIR" "${generator[@]}" -DWEFT_BUILD_BENCH=ON >"$build_log" 2>&1 ||
-  { cat "$build_log" >&2; die "cmake configure failed"; }
-
-declare -A binary
-notes=()
-for target in micro_weft micro_omp micro_tbb micro_starpu; do
-  if cmake --build "$BUILD_DIR" --target "$target" >"$build_log" 2>&1; then
-    binary[$target]=$(find "$BUILD_DIR" -name "$target" -type f -perm -u+x -print -quit)
-  else
-    tail -n 20 "$build_log" >&2
-    notes+=("$target could not be built: its rows are missing")
-    log "run.sh: $target not built (see above); its rows are skipped"
-  fi
-done
+bench_build micro_weft micro_omp micro_tbb micro_starpu
 
 # LLVM libomp, preloaded under the gcc-built binary.
-libomp=${LIBOMP:-}
-if [ -z "$libomp" ]; then
-  for candidate in $(dpkg -L libomp5-14 2>/dev/null | grep 'libomp\.so\.5$') \
-                   $(ldconfig -p 2>/dev/null | awk '/libomp\.so\.5 /{print $NF}') /usr/lib/llvm-*/lib/libomp.so.5; do
-    if [ -f "$candidate" ]; then libomp=$candidate; break; fi
-  done
-fi
+bench_find_libomp
 [ -n "$libomp" ] || notes+=("LLVM libomp (libomp.so.5) not found: llvm-omp rows are missing")
 
 # weft's OpenMP door: only when libweft.so carries the GOMP ABI.
@@ -153,7 +127,7 @@ md=$RESULTS_DIR/$name.md
 echo "variant,pattern,case,threads,rep,status,seconds,result" >"$csv"
 out=$(mktemp)
 err=$(mktemp)
-trap 'rm -f "$build_log" "$out" "$err"' EXIT
+trap 'rm -f "$out" "$err"' EXIT
 verify_args=()
 ((VERIFY)) && verify_args=(--verify)
 weft_failed=0
@@ -161,7 +135,6 @@ runs=0
 declare -A ladder_timeout
 start=$(date +%s)
 
-csv_field() { local s=${1//\"/\"\"}; printf '"%s"' "$s"; }
 
 for c in "${cases[@]}"; do
   IFS='|' read -r pattern args variants extra_env ladder <<<"$c"

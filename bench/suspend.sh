@@ -44,9 +44,8 @@ RUNTIMES=${RUNTIMES:-weft gomp llvm-omp weft-omp llvm-omp-kmpc}
 PATTERNS=${PATTERNS:-pingpong yield poller bind handoff taskwait_deep fcontext detach}
 STRICT=${STRICT:-0}
 
-die() { echo "suspend.sh: $*" >&2; exit 2; }
-has_word() { [[ " $1 " == *" $2 "* ]]; }
-log() { echo "$*" >&2; }
+# shellcheck source=lib.sh
+. "$here/lib.sh"  # die, has_word, log, csv_field, bench_find_libomp
 
 for r in $RUNTIMES; do
   case "$r" in weft | gomp | llvm-omp | weft-omp | llvm-omp-kmpc) ;; *) die "unknown runtime '$r'" ;; esac
@@ -131,13 +130,7 @@ if has_word "$RUNTIMES" llvm-omp-kmpc; then
 fi
 
 # LLVM libomp, preloaded under the gcc-built binary.
-libomp=${LIBOMP:-}
-if [ -z "$libomp" ]; then
-  for candidate in $(dpkg -L libomp5-14 2>/dev/null | grep 'libomp\.so\.5$') \
-                   $(ldconfig -p 2>/dev/null | awk '/libomp\.so\.5 /{print $NF}') /usr/lib/llvm-*/lib/libomp.so.5; do
-    if [ -f "$candidate" ]; then libomp=$candidate; break; fi
-  done
-fi
+bench_find_libomp
 has_word "$RUNTIMES" llvm-omp && [ -z "$libomp" ] && notes+=("llvm-omp: LLVM libomp (libomp.so.5) not found")
 
 # weft's OpenMP door: libweft.so from the build, when it exports the GOMP task ABI.
@@ -175,7 +168,6 @@ name=suspend-$stamp
 csv=$RESULTS_DIR/$name.csv
 md=$RESULTS_DIR/$name.md
 echo "runtime,pattern,case,threads,rep,status,seconds,param,ns_per_op,unit,line" >"$csv"
-csv_field() { local s=${1//\"/\"\"}; printf '"%s"' "$s"; }
 field() { grep -o "\(^\| \)$1=[^ ]*" <<<"$2" | head -n 1 | sed 's/^ *[^=]*=//'; }
 row() { # runtime pattern case threads rep status seconds param ns unit line
   printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$1" "$2" "$(csv_field "$3")" "$4" "$5" "$6" "$7" "$8" "$9" \

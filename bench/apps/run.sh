@@ -132,6 +132,7 @@ done
 ((${#programs[@]})) || die "APPS selects nothing (known: cholesky cholesky-8k heat-gs heat-jacobi cg matvec jacobi)"
 bench_build weft "${programs[@]}"
 bench_find_libomp
+[ -n "$libomp" ] || notes+=("LLVM libomp (libomp.so.5) not found: its rows are missing")
 bench_find_libweft
 
 # Prints the command prefix of a runtime at t threads, or nothing when it cannot run here.

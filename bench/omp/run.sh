@@ -52,9 +52,8 @@ mode_args=()
 max_timeouts=0
 ((quick)) && max_timeouts=2
 
-die() { echo "omp/run.sh: $*" >&2; exit 2; }
-has_word() { [[ " $1 " == *" $2 "* ]]; }
-log() { echo "$*" >&2; }
+# shellcheck source=lib.sh
+. "$bench/lib.sh"  # die, has_word, log, csv_field, bench_find_libomp
 
 # --- build ------------------------------------------------------------------------------------------
 command -v cmake >/dev/null || die "cmake not found"
@@ -77,13 +76,7 @@ epcc=$(find "$BUILD_DIR" -name epcc_omp -type f -perm -u+x -print -quit)
 notes=()
 
 # LLVM libomp, preloaded under the gcc-built binary.
-libomp=${LIBOMP:-}
-if [ -z "$libomp" ]; then
-  for candidate in $(dpkg -L libomp5-14 2>/dev/null | grep 'libomp\.so\.5$') \
-                   $(ldconfig -p 2>/dev/null | awk '/libomp\.so\.5 /{print $NF}') /usr/lib/llvm-*/lib/libomp.so.5; do
-    if [ -f "$candidate" ]; then libomp=$candidate; break; fi
-  done
-fi
+bench_find_libomp
 
 # weft's OpenMP door: libweft.so, built here, exporting the GOMP ABI.
 libweft=
@@ -127,7 +120,6 @@ name=epcc-$stamp
 csv=$RESULTS_DIR/$name.csv
 md=$RESULTS_DIR/$name.md
 echo "runtime,construct,threads,rep,status,overhead_ns,team,seconds,detail" >"$csv"
-csv_field() { local s=${1//\"/\"\"}; printf '"%s"' "$s"; }
 row() { # runtime construct threads rep status overhead team seconds detail
   printf '%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$1" "$2" "$3" "$4" "$5" "$6" "$7" "$8" "$(csv_field "$9")" >>"$csv"
 }
