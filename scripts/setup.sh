@@ -15,6 +15,9 @@ packages=(
   libboost-context-dev libopenblas-dev liblapacke-dev
   # peers compared by the benchmarks
   libomp-14-dev libtbb-dev libstarpu-dev
+  # task-aware MPI (libweft-mpi, tests/mpi, the distributed applications) and its reference,
+  # ScaLAPACK's pdpotrf
+  openmpi-bin libopenmpi-dev libscalapack-openmpi-dev
   # tools/weft-trace: PNG Gantt charts, and its editable install into .venv (setuptools builds it,
   # wheel makes the editable wheel, pip installs it; all offline from these packages)
   python3-matplotlib python3-setuptools python3-wheel python3-pip

@@ -234,6 +234,10 @@ WEFT_API void weft_trace_mark(uint32_t kind, uint64_t value);
 WEFT_API int weft_num_workers(void);
 /* Index of the calling worker (0..n-1), or -1 on a thread that is not a worker. */
 WEFT_API int weft_worker_id(void);
+/* The task whose body the caller is running (either door), or NULL outside a task: the main
+ * program, an OpenMP implicit task, a thread that is not a worker. An identity only (a layer that
+ * blocks inside tasks, like task-aware MPI, asks it); it stays valid while the body runs. */
+WEFT_API weft_task_t *weft_task_self(void);
 WEFT_API int weft_max_priority(void);
 /* Status of the last failed call on this thread. */
 WEFT_API int weft_last_error(void);

@@ -709,6 +709,12 @@ int weft_num_workers(void) { return instance ? instance->worker_count.load(std::
 
 int weft_worker_id(void) { return current_worker ? current_worker->id : -1; }
 
+weft_task_t* weft_task_self(void) {
+  worker* w = current_worker;
+  if (!w || (w->current->flags & flag_root)) return nullptr;
+  return reinterpret_cast<weft_task_t*>(w->current);
+}
+
 int weft_max_priority(void) { return instance ? instance->cfg.max_priority : 0; }
 
 int weft_get_stats(weft_stats_t* s) {
