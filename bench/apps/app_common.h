@@ -62,7 +62,9 @@ static APP_UNUSED void app_blas_threads(int n) {
  *   RESULT app=cholesky variant=omp-tasks runtime=gomp threads=2 size=4096 block=256 iters=1
  *          seconds=1.234567 gflops=12.345 tasks=5984 edges=17000 check=ok error=1.2e-16
  * gflops <= 0 and tasks/edges < 0 print as "-" (not meaningful or not known). check is ok, FAIL or
- * skipped (--no-check); error is the app's own measure (residual, difference to the serial sweep). */
+ * skipped (--no-check); error is the app's own measure (residual, difference to the serial sweep).
+ * The MPI programs add ranks=<number of ranks> (ranks > 0) and their own fields (extra, as is) at the
+ * end of the line, after every field above: run.sh reads fields by name. */
 typedef struct app_result {
   const char *app, *variant, *runtime;
   int threads;
@@ -71,6 +73,8 @@ typedef struct app_result {
   long long tasks, edges;
   int ok;
   double error;
+  int ranks;         /* MPI programs: ranks=, printed when > 0 */
+  const char *extra; /* appended as is when not NULL, e.g. "grid=2x1 progress=thread" */
 } app_result;
 
 /* Set by the option parsers on --no-check: the line then says check=skipped, not ok. */
@@ -82,9 +86,12 @@ static APP_UNUSED void app_print_result(const app_result *r) {
   if (r->tasks >= 0) snprintf(tk, sizeof tk, "%lld", r->tasks); else strcpy(tk, "-");
   if (r->edges >= 0) snprintf(ed, sizeof ed, "%lld", r->edges); else strcpy(ed, "-");
   printf("RESULT app=%s variant=%s runtime=%s threads=%d size=%ld block=%ld iters=%ld seconds=%.6f gflops=%s "
-         "tasks=%s edges=%s check=%s error=%.3e\n",
+         "tasks=%s edges=%s check=%s error=%.3e",
          r->app, r->variant, r->runtime, r->threads, r->size, r->block, r->iters, r->seconds, gf, tk, ed,
          app_check_skipped ? "skipped" : r->ok ? "ok" : "FAIL", app_check_skipped ? 0.0 : r->error);
+  if (r->ranks > 0) printf(" ranks=%d", r->ranks);
+  if (r->extra) printf(" %s", r->extra);
+  putchar('\n');
   fflush(stdout);
 }
 

@@ -213,6 +213,10 @@ WEFT_API int weft_graph_end(void);
 WEFT_API int weft_task_set_label(weft_task_t *task, const char *label);
 /* 1 while a trace is being recorded. */
 WEFT_API int weft_trace_enabled(void);
+/* Names this process's place in a distributed run (task-aware MPI calls it at MPI_Init): the trace
+ * header records it, a "%r" in WEFT_TRACE becomes the rank, and without "%r" a run of several
+ * ranks writes <path>.<rank>. Any time before the trace is written. */
+WEFT_API int weft_trace_set_rank(int rank, int ranks);
 
 typedef enum weft_trace_category {
   WEFT_TRACE_COMMUNICATION = 1, /* intervals counted by the overlap analysis (MPI requests) */

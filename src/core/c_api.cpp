@@ -3,6 +3,7 @@
 
 #include "core/engine.hpp"
 #include "fiber/event.hpp"
+#include "trace/session.hpp"
 
 using namespace weft::core;
 
@@ -96,6 +97,13 @@ int weft_task_set_label(weft_task_t* handle, const char* label) {
 }
 
 int weft_trace_enabled(void) { return weft::trace::on ? 1 : 0; }
+
+int weft_trace_set_rank(int rank, int ranks) {
+  if (rank < 0 || ranks < 1 || rank >= ranks) return fail(WEFT_ERR_INVALID_ARGUMENT);
+  weft::trace::process_rank.store(rank, std::memory_order_relaxed);
+  weft::trace::process_ranks.store(ranks, std::memory_order_relaxed);
+  return WEFT_OK;
+}
 
 uint32_t weft_trace_kind(const char* name, weft_trace_category category) {
   if (!weft::trace::on || !name || category < WEFT_TRACE_COMMUNICATION || category > WEFT_TRACE_USER) return 0;

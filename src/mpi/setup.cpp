@@ -64,7 +64,13 @@ void start(int asked) {
   asked_level = asked;
   PMPI_Query_thread(&provided_level);
   read_policy();
-  if (provided_level == MPI_THREAD_MULTIPLE) {
+  const char* aware = std::getenv("WEFT_MPI_TASK_AWARE");
+  bool wanted = !aware || std::strcmp(aware, "0") != 0;  // =0: every call passes through (a baseline)
+  if (aware && std::strcmp(aware, "0") != 0 && std::strcmp(aware, "1") != 0) {
+    std::fprintf(stderr, "weft-mpi: WEFT_MPI_TASK_AWARE=%s: expected 0 or 1\n", aware);
+    std::exit(2);
+  }
+  if (wanted && provided_level == MPI_THREAD_MULTIPLE) {
     poller = weft_poller_register(poll_requests, nullptr);
     layer_on.store(poller != nullptr, std::memory_order_release);
   }
@@ -72,6 +78,7 @@ void start(int asked) {
   int rank = 0, size = 1;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  weft_trace_set_rank(rank, size);  // one trace file per rank, merged by weft-trace
   if (display && std::strcmp(display, "1") == 0 && rank == 0) {
     std::fprintf(stderr,
                  "weft-mpi settings (rank 0 of %d):\n"
@@ -79,10 +86,10 @@ void start(int asked) {
                  "  thread level: %s provided (weft asked for MPI_THREAD_MULTIPLE, the program for %s)\n"
                  "  WEFT_MPI_PRIORITY=%s (%s)\n",
                  size,
-                 layer_on.load(std::memory_order_relaxed)
-                     ? "on: blocking calls inside tasks suspend the task"
-                     : (provided_level != MPI_THREAD_MULTIPLE ? "off: MPI did not provide MPI_THREAD_MULTIPLE, calls pass through"
-                                                              : "off: no poller slot free, calls pass through"),
+                 layer_on.load(std::memory_order_relaxed) ? "on: blocking calls inside tasks suspend the task"
+                 : !wanted                                 ? "off (WEFT_MPI_TASK_AWARE=0): calls pass through"
+                 : provided_level != MPI_THREAD_MULTIPLE   ? "off: MPI did not provide MPI_THREAD_MULTIPLE, calls pass through"
+                                                           : "off: no poller slot free, calls pass through",
                  level_name(provided_level), level_name(asked), policies[policy].name, policies[policy].meaning);
   }
   if (!layer_on.load(std::memory_order_relaxed) && rank == 0 && provided_level != MPI_THREAD_MULTIPLE) {

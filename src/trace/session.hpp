@@ -1,6 +1,7 @@
 // A tracing session: started by the runtime when WEFT_TRACE is set, written to the file at the end.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -32,6 +33,10 @@ void end_session(bool unmap);
 
 // Writes the file of docs/trace-format.md. workers[i] is worker i's buffer; end_ns is relative to
 // the session's origin. Returns false (after printing why) when the file cannot be written.
+// The process's place in a distributed run (weft_trace_set_rank): recorded in the header, and
+// WEFT_TRACE's %r.
+extern std::atomic<int> process_rank;
+extern std::atomic<int> process_ranks;
 bool write_file(const std::string& path, const std::vector<const buffer*>& workers, std::uint64_t end_ns);
 
 }  // namespace weft::trace

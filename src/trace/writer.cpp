@@ -151,7 +151,32 @@ bool write_all(std::FILE* f, const void* data, std::size_t n) { return n == 0 ||
 
 }  // namespace
 
-bool write_file(const std::string& path, const std::vector<const buffer*>& workers, std::uint64_t end_ns) {
+std::atomic<int> process_rank{-1};
+std::atomic<int> process_ranks{0};
+
+std::string rank_path(const std::string& path) {
+  int rank = process_rank.load(std::memory_order_relaxed);
+  int ranks = process_ranks.load(std::memory_order_relaxed);
+  if (rank < 0) return path;
+  std::string r = std::to_string(rank);
+  std::string out;
+  bool placed = false;
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    if (path[i] == '%' && i + 1 < path.size() && path[i + 1] == 'r') {
+      out += r;
+      placed = true;
+      ++i;
+    } else {
+      out += path[i];
+    }
+  }
+  // Several ranks and no %r: one file per rank rather than all ranks over one file.
+  if (!placed && ranks > 1) out += "." + r;
+  return out;
+}
+
+bool write_file(const std::string& requested, const std::vector<const buffer*>& workers, std::uint64_t end_ns) {
+  std::string path = rank_path(requested);
   buffer shared = foreign_events();
   std::vector<kind> kinds = snapshot_kinds();
   symbolizer names;
@@ -170,7 +195,8 @@ bool write_file(const std::string& path, const std::vector<const buffer*>& worke
   put(head, dropped);
   put(head, static_cast<std::uint32_t>(kinds.size()));
   put(head, static_cast<std::uint32_t>(getpid()));
-  put(head, std::uint64_t{0});
+  put(head, static_cast<std::int32_t>(process_rank.load(std::memory_order_relaxed)));   // rank, -1: none
+  put(head, static_cast<std::uint32_t>(process_ranks.load(std::memory_order_relaxed)));  // ranks, 0: none
   for (const kind& k : kinds) {
     std::string name = k.fn ? names.name_of(k.fn) : k.name;
     if (name.size() > 0xFFFF) name.resize(0xFFFF);

@@ -19,6 +19,11 @@ if "$launcher" --version 2>&1 | grep -q -E "Open MPI|OpenRTE|open-mpi"; then
   flags+=(--bind-to none)
 fi
 envs=(OMP_NUM_THREADS="$threads" WEFT_NUM_THREADS="$threads")
+# Sanitizer builds: MPI itself is not instrumented (tsan.supp says why).
+export TSAN_OPTIONS="${TSAN_OPTIONS:-} history_size=7 suppressions=$(cd "$(dirname "$0")" && pwd)/tsan.supp"
+# Open MPI keeps memory at exit in components it has already unloaded (dlclose), which no leak
+# suppression can name: leaks are checked by the unit tests, not here.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
 case "$flavour" in
   gomp|linked) ;;
   libomp)
