@@ -141,6 +141,10 @@ typedef int (*weft_poller_fn)(void *arg);
 WEFT_API weft_poller_t *weft_poller_register(weft_poller_fn fn, void *arg);
 /* After it returns, fn is not running and will not be called again. Not from inside fn. */
 WEFT_API int weft_poller_unregister(weft_poller_t *poller);
+/* pending != 0: the poller waits for outside completions (requests in flight), so idle workers keep
+ * calling it instead of sleeping between calls (a completion then resumes its task within
+ * microseconds); 0 once nothing is in flight. From fn itself or any thread. */
+WEFT_API int weft_poller_set_pending(weft_poller_t *poller, int pending);
 
 /* --- persistent task graphs ------------------------------------------------------------------
  * Between weft_graph_begin and weft_graph_end, the tasks that the calling task (or main program)

@@ -16,6 +16,7 @@ std::atomic<int> poller_count{0};
 std::atomic<poller*> poller_slots[max_pollers] = {};
 
 std::atomic<int> poller_limit{0};
+std::atomic<int> pollers_pending{0};
 
 namespace {
 std::mutex registry_lock;      // registration only
@@ -77,6 +78,7 @@ void clear_pollers() {
   retired.clear();
   poller_count.store(0, std::memory_order_relaxed);
   poller_limit.store(0, std::memory_order_relaxed);
+  pollers_pending.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace weft::fiber
@@ -100,6 +102,16 @@ weft_poller_t* weft_poller_register(weft_poller_fn fn, void* arg) {
   return nullptr;
 }
 
+int weft_poller_set_pending(weft_poller_t* handle, int pending) {
+  auto* p = reinterpret_cast<poller*>(handle);
+  if (!p) return WEFT_ERR_INVALID_ARGUMENT;
+  // relaxed: a hint read by idle workers to choose between polling again and a short sleep.
+  if (p->pending.exchange(pending != 0, std::memory_order_relaxed) != (pending != 0)) {
+    pollers_pending.fetch_add(pending ? 1 : -1, std::memory_order_relaxed);
+  }
+  return WEFT_OK;
+}
+
 int weft_poller_unregister(weft_poller_t* handle) {
   auto* p = reinterpret_cast<poller*>(handle);
   if (!p) return WEFT_ERR_INVALID_ARGUMENT;
@@ -114,6 +126,7 @@ int weft_poller_unregister(weft_poller_t* handle) {
     }
     if (!found) return WEFT_ERR_INVALID_ARGUMENT;
     poller_count.fetch_sub(1, std::memory_order_relaxed);
+    if (p->pending.exchange(false, std::memory_order_relaxed)) pollers_pending.fetch_sub(1, std::memory_order_relaxed);
   }
   // A worker that loaded the slot before it was cleared may still be calling it: wait for it (the
   // poller itself never unregisters from inside its function — that would wait forever).

@@ -15,14 +15,21 @@ struct poller {
   std::atomic<bool> busy{false};  // a worker is calling it
   std::atomic<std::uint64_t> calls{0};
   std::atomic<std::uint64_t> hits{0};  // calls that reported progress (fn returned non-zero)
+  std::atomic<bool> pending{false};    // weft_poller_set_pending: completions expected soon
 };
 
 extern std::atomic<int> poller_count;
 extern std::atomic<int> poller_limit;  // one past the highest slot ever used
 extern std::atomic<poller*> poller_slots[max_pollers];
 
+extern std::atomic<int> pollers_pending;  // pollers with pending set
+
 inline bool pollers_active() {
   return poller_count.load(std::memory_order_relaxed) != 0;
+}
+// Some poller expects completions (requests in flight): idle workers keep polling, no sleep.
+inline bool pollers_expecting() {
+  return pollers_pending.load(std::memory_order_relaxed) != 0;
 }
 // Calls each registered poller that no other worker is calling, starting at a rotating slot so
 // that no poller waits behind the others. Returns the number of calls that reported progress.

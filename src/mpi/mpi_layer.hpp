@@ -67,6 +67,8 @@ void free_owned_ticket(ticket* t);
 void complete_detach_now(std::uintptr_t omp_event);
 // Finds omp_fulfill_event for detach tickets; false when no OpenMP door is loaded.
 bool find_omp_fulfil();
+// weft_poller_set_pending on the layer's poller (setup.cpp owns the handle).
+void set_poller_pending(bool pending);
 // Pending requests (tickets handed over and not yet completed): finalisation drains them.
 int pending_tickets();
 

@@ -33,6 +33,7 @@ std::vector<ticket*> finished;
 // MPI_Waitany / MPI_Waitsome tickets: tested one by one on the caller's own array (batching them
 // would complete requests the caller is not told about).
 std::vector<ticket*> partial;
+bool told_pending = false;  // what the poller last said through weft_poller_set_pending
 
 using fulfil_fn = void (*)(std::uintptr_t);
 std::atomic<fulfil_fn> omp_fulfill{nullptr};  // the OpenMP door's omp_fulfill_event, found once
@@ -212,6 +213,12 @@ int poll_requests(void*) {
       if (!t->finished) partial[keep++] = t;
     }
     partial.resize(keep);
+  }
+  // Idle workers poll without sleeping while requests are in flight (setup.cpp's poller handle).
+  bool waiting = !table.empty() || !partial.empty();
+  if (waiting != told_pending) {
+    told_pending = waiting;
+    set_poller_pending(waiting);
   }
   if (finished.empty()) return 0;
   int progressed = static_cast<int>(finished.size());

@@ -51,6 +51,12 @@ void read_policy() {
   if (!v || !*v) return;
   for (std::size_t i = 0; i < std::size(policies); ++i) {
     if (std::strcmp(v, policies[i].name) == 0) {
+      if (i != 0) {
+        // Refused rather than ignored: a run asking for a policy must not silently get FIFO.
+        std::fprintf(stderr, "weft-mpi: WEFT_MPI_PRIORITY=%s (%s) is not implemented yet; only fifo is\n", v,
+                     policies[i].meaning);
+        std::exit(2);
+      }
       policy = static_cast<int>(i);
       return;
     }
@@ -112,6 +118,10 @@ ticket* owned_ticket(int count, MPI_Request* requests, MPI_Status* statuses) {
 }
 
 }  // namespace
+
+void set_poller_pending(bool pending) {
+  if (poller) weft_poller_set_pending(poller, pending ? 1 : 0);
+}
 
 bool task_aware_now() { return layer_on.load(std::memory_order_relaxed) && weft_task_self() != nullptr; }
 

@@ -370,7 +370,8 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins) {
     for (int i = 0; i < 16; ++i) cpu_relax();
     return;
   }
-  if (rt.cfg.wait == wait_policy::active || spins < spin_rounds + yield_rounds) {
+  // A poller expecting completions (MPI requests in flight) keeps idle workers polling.
+  if (rt.cfg.wait == wait_policy::active || spins < spin_rounds + yield_rounds || fiber::pollers_expecting()) {
     sched_yield();
     return;
   }

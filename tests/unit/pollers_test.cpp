@@ -286,6 +286,29 @@ TEST(PollerRegistration, NullFails) {
   EXPECT_EQ(weft_poller_register(nullptr, &x), nullptr);
   EXPECT_EQ(weft_poller_register(nullptr, nullptr), nullptr);
   EXPECT_NE(weft_poller_unregister(nullptr), WEFT_OK);
+  EXPECT_EQ(weft_poller_set_pending(nullptr, 1), WEFT_ERR_INVALID_ARGUMENT);
+}
+
+// A poller that says it expects completions is still called, and still stops being called once
+// unregistered while pending (the hint is dropped with it).
+TEST(PollerRegistration, PendingHint) {
+  susp::clear_suspension_variables();
+  weft_test::runtime_config rt(weft_test::runtime_config::vars{{"WEFT_NUM_THREADS", "2"}});
+  ASSERT_TRUE(rt.ok());
+  probe p;
+  weft_poller_t* handle = weft_poller_register(&probe_fn, &p);
+  ASSERT_NE(handle, nullptr);
+  EXPECT_EQ(weft_poller_set_pending(handle, 1), WEFT_OK);
+  EXPECT_EQ(weft_poller_set_pending(handle, 1), WEFT_OK);  // idempotent
+  long before = p.calls.load();
+  EXPECT_TRUE(susp::eventually([&] { return p.calls.load() > before + 100; }, 10))
+      << "idle workers stopped calling a pending poller";
+  EXPECT_EQ(weft_poller_set_pending(handle, 0), WEFT_OK);
+  EXPECT_EQ(weft_poller_set_pending(handle, 1), WEFT_OK);
+  EXPECT_EQ(weft_poller_unregister(handle), WEFT_OK);
+  p.unregistered.store(true);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(p.after_unregister.load(), 0);
 }
 
 TEST(PollerRegistration, AtMost64) {
