@@ -301,6 +301,43 @@ def dropped():
     return t, {"dropped": 7}
 
 
+def mpi_run(machines=1):
+    """Three MPI ranks of one run, one trace each, listed out of rank order (r2, r0, r1).
+
+    r0: the `communication` scenario (2 workers, 100 ns), start_ns 1_000_000, pid 100.
+    r1: 1 worker, 80 ns, start_ns 1_000_030, pid 101. Task A [0,40]; MPI_Isend [10,30] (4096 bytes
+        to rank 0: end value 1), c 20, w 20; MPI_Recv [50,70] (from anyone: end value 0), c 20, w 0.
+    r2: 2 workers, 50 ns, start_ns 1_000_010, pid 102; no communication; a task on each worker.
+
+    One machine: offsets 0, 30, 10 (the spans [0,100], [30,110], [10,60] meet); the run's wall
+    time is 110. All ranks: MPI_Isend 4 requests, C 60 + 20 = 80, W 70 + 20 = 90, workers x C =
+    2 * 60 + 1 * 20 = 140; MPI_Iallreduce 1, 20, 10, 40; MPI_Recv 1, 20, 0, 20; total 6, C 120,
+    W 100, workers x C 200, ratio 0.5.
+
+    machines=3: each on its own machine, clocks seconds apart (the spans never meet): offsets 0,
+    wall time 100."""
+    gap = 0 if machines == 1 else 5_000_000_000
+    r0, _ = communication()
+    r0.start_ns, r0.pid, r0.rank, r0.ranks = 1_000_000, 100, 0, 3
+    r1 = TraceBuilder(workers=1, end_ns=80, pid=101, start_ns=1_000_030 + gap, rank=1, ranks=3)
+    k = r1.kind("compute")
+    isend, recv = r1.kind("MPI_Isend", 1), r1.kind("MPI_Recv", 1)
+    r1.simple_task(0, 0x1, k, 0, 0, 40)
+    r1.interval_begin(0, 10, 0x7, isend, 4096)
+    r1.interval_end(NON_WORKER, 30, 0x7, isend, 1)
+    r1.interval_begin(0, 50, 0x8, recv, 64)
+    r1.interval_end(0, 70, 0x8, recv, 0)
+    r2 = TraceBuilder(workers=2, end_ns=50, pid=102, start_ns=1_000_010 + 2 * gap, rank=2, ranks=3)
+    k = r2.kind("compute")
+    r2.simple_task(0, 0x1, k, 0, 5, 25)
+    r2.simple_task(0, 0x2, k, 1, 10, 45, run_on=1)
+    expected = {"offsets": [0, 30, 10] if machines == 1 else [0, 0, 0], "wall": 110 if machines == 1 else 100,
+                "overlap": {"MPI_Isend": (4, 80, 90, 140), "MPI_Iallreduce": (1, 20, 10, 40),
+                            "MPI_Recv": (1, 20, 0, 20)},
+                "total": (6, 120, 100, 200), "per_rank_total": [(4, 80, 80), (2, 40, 20), (0, 0, 0)]}
+    return [r2, r0, r1], expected
+
+
 ALL = {"chain": chain, "fork_join": fork_join, "diamond_redirect": diamond_redirect, "recycled": recycled,
        "suspended_elsewhere": suspended_elsewhere, "nested_suspend": nested_suspend,
        "persistent": persistent, "persistent_no_round0": lambda: persistent(False),

@@ -7,8 +7,8 @@ misreading of the spec on one side shows up as a failing test instead of cancell
 import struct
 
 # docs/trace-format.md, "Header (64 bytes)": magic, version, event_size, workers, buffers,
-# start_ns, end_ns, dropped, strings, pid, reserved.
-_HEADER = "<8s I I I I Q Q Q I I Q"
+# start_ns, end_ns, dropped, strings, pid, rank, ranks.
+_HEADER = "<8s I I I I Q Q Q I I i I"
 # String table entry: id, category, length (then the name).
 _STRING = "<I H H"
 # Buffer block: worker, reserved, count, dropped.
@@ -26,12 +26,15 @@ UNDEFERRED, REDIRECT, REPLAY = 1, 2, 4
 
 
 class TraceBuilder:
-    def __init__(self, workers, end_ns, pid=4242, start_ns=123_456_789):
+    def __init__(self, workers, end_ns, pid=4242, start_ns=123_456_789, rank=0, ranks=0):
+        """rank and ranks default to 0, 0: a trace written before those fields (u64 reserved = 0);
+        the recorder writes -1, 0 outside MPI."""
         assert struct.calcsize(_HEADER) == 64 and struct.calcsize(_EVENT) == 32
         self.workers = workers
         self.end_ns = end_ns
         self.pid = pid
         self.start_ns = start_ns
+        self.rank, self.ranks = rank, ranks
         self.kinds = []           # (id, category, name)
         self.events = {w: [] for w in range(workers)}
         self.foreign = []         # kept in insertion order: the reader must sort them
@@ -117,7 +120,7 @@ class TraceBuilder:
         total_dropped = sum(self.dropped.values())
         header = struct.pack(_HEADER, b"WEFTTRC\x01", 1, 32, self.workers, self.workers + 1, self.start_ns,
                              self.end_ns, total_dropped if self.header_dropped is None else self.header_dropped,
-                             len(self.kinds), self.pid, 0)
+                             len(self.kinds), self.pid, self.rank, self.ranks)
         parts = [header]
         for kind_id, category, name in self.kinds:
             raw = name.encode("utf-8")

@@ -34,6 +34,12 @@ class TraceTestCase(unittest.TestCase):
         return builder.write(self.path(f"{name}.wtrace")), expected
 
 
+    def mpi_files(self, machines=1):
+        """The traces of scenarios.mpi_run, written as run.trace.<rank> (in its out-of-order list)."""
+        builders, expected = scenarios.mpi_run(machines)
+        return [b.write(self.path(f"run.trace.{b.rank}")) for b in builders], expected
+
+
 def parse_builder(builder):
     return parse_trace(builder.to_bytes(), "<test>")
 

@@ -325,6 +325,34 @@ def overlap(trace):
             "unmatched_ends": trace.unmatched_interval_ends}
 
 
+def overlap_many(traces):
+    """overlap() of each trace (rank), and over all of them, per kind and in total: requests, C
+    and W add up, and the ratio is sum W / sum (workers_r x C_r), the work overlapping the
+    requests over the worker time they lasted, whatever the rank's number of workers (the one-trace
+    ratio when all ranks have as many workers)."""
+    per_trace = []
+    per_kind = defaultdict(lambda: [0, 0, 0, 0])  # kind -> [requests, C, W, sum of workers x C]
+    for trace in traces:
+        o = overlap(trace)
+        per_trace.append(dict(o, trace=trace.path, rank=trace.rank, name=trace.group_name))
+        for r in o["kinds"]:
+            entry = per_kind[r["kind"]]
+            entry[0] += r["requests"]
+            entry[1] += r["communication_ns"]
+            entry[2] += r["overlapped_work_ns"]
+            entry[3] += trace.workers * r["communication_ns"]
+
+    def row(name, requests, comm, work, capacity):
+        return {"kind": name, "requests": requests, "communication_ns": comm, "overlapped_work_ns": work,
+                "workers_x_communication_ns": capacity, "overlap_ratio": work / capacity if capacity else None}
+
+    rows = [row(name, *vals) for name, vals in per_kind.items()]
+    rows.sort(key=lambda r: (-r["communication_ns"], r["kind"]))
+    total = row("total", *(sum(r[key] for r in rows) for key in
+                           ("requests", "communication_ns", "overlapped_work_ns", "workers_x_communication_ns")))
+    return {"traces": per_trace, "all": {"kinds": rows, "total": total}}
+
+
 # ----- summary -----------------------------------------------------------------------------------
 
 def graph_summary(trace):
@@ -362,6 +390,8 @@ def summary(trace, buckets=20):
     return {
         "trace": trace.path,
         "pid": trace.pid,
+        "rank": trace.rank,
+        "ranks": trace.ranks,
         "version": trace.version,
         "workers": trace.workers,
         "wall_ns": trace.end_ns,
@@ -416,7 +446,9 @@ def format_summary(s):
     lines = []
     add = lines.append
     wall = s["wall_ns"]
-    add(f"trace {s['trace']}: pid {s['pid']}, {s['workers']} workers, {fmt_ns(wall)} traced, {s['events']} events")
+    rank = f" (rank {s['rank']} of {s['ranks']})" if s.get("rank") is not None else ""
+    add(f"trace {s['trace']}{rank}: pid {s['pid']}, {s['workers']} workers, {fmt_ns(wall)} traced, "
+        f"{s['events']} events")
     if s["dropped"]["total"]:
         add(f"WARNING: {s['dropped']['total']} events were DROPPED (a buffer was full): every figure below "
             f"misses them; raise WEFT_TRACE_BUFFER")
@@ -500,18 +532,70 @@ def format_summary(s):
     return "\n".join(lines)
 
 
+def _overlap_rows(rows):
+    lines = [f"  {'kind':<28} {'requests':>9} {'C (comm. time)':>16} {'W (overlapped)':>16} {'ratio':>8}"]
+    for r in rows:
+        ratio = f"{100 * r['overlap_ratio']:.1f}%" if r["overlap_ratio"] is not None else "-"
+        lines.append(f"  {r['kind']:<28} {r['requests']:>9} {fmt_ns(r['communication_ns']):>16} "
+                     f"{fmt_ns(r['overlapped_work_ns']):>16} {ratio:>8}")
+    return lines
+
+
 def format_overlap(o):
     if not o["kinds"]:
         lines = ["no communication intervals (category 1) in this trace: nothing to measure"]
     else:
-        lines = [f"communication overlap ({o['workers']} workers; ratio = W / (workers x C))",
-                 f"  {'kind':<28} {'requests':>9} {'C (comm. time)':>16} {'W (overlapped)':>16} {'ratio':>8}"]
-        for r in o["kinds"] + [o["total"]]:
-            ratio = f"{100 * r['overlap_ratio']:.1f}%" if r["overlap_ratio"] is not None else "-"
-            lines.append(f"  {r['kind']:<28} {r['requests']:>9} {fmt_ns(r['communication_ns']):>16} "
-                         f"{fmt_ns(r['overlapped_work_ns']):>16} {ratio:>8}")
+        lines = [f"communication overlap ({o['workers']} workers; ratio = W / (workers x C))"]
+        lines += _overlap_rows(o["kinds"] + [o["total"]])
     if o["open_intervals"]:
         lines.append(f"note: {o['open_intervals']} intervals never ended (left out)")
     if o["unmatched_ends"]:
         lines.append(f"note: {o['unmatched_ends']} interval_end events had no interval_begin (left out)")
+    return "\n".join(lines)
+
+
+def format_overlap_many(m):
+    lines = []
+    for o in m["traces"]:
+        lines.append(f"{o['name']} ({o['trace']}):")
+        lines.extend("  " + line for line in format_overlap(o).splitlines())
+        lines.append("")
+    a = m["all"]
+    if not a["kinds"]:
+        lines.append("no communication intervals (category 1) in any trace: nothing to measure")
+    else:
+        lines.append(f"all {len(m['traces'])} traces (ratio = sum W / sum (workers x C) over the traces)")
+        lines += _overlap_rows(a["kinds"] + [a["total"]])
+    return "\n".join(lines)
+
+
+def summary_many(traces, offsets, align, buckets=20):
+    """summary() of each trace, placed on the common time axis (reader.time_offsets), and the
+    run's wall time: from the earliest start to the latest end."""
+    out = []
+    for trace, offset in zip(traces, offsets):
+        out.append(dict(summary(trace, buckets), offset_ns=offset, name=trace.group_name))
+    return {"alignment": align, "ranks": traces[0].ranks,
+            "wall_ns": max(offset + trace.end_ns for trace, offset in zip(traces, offsets)), "traces": out}
+
+
+def format_summary_many(m):
+    lines = []
+    for s in m["traces"]:
+        lines.append(f"===== {s['name']} =====")
+        lines.append(format_summary(s))
+        lines.append("")
+    how = ("one clock: each trace placed by its start_ns" if m["alignment"] == "clock" else
+           "each trace's own start (the traced spans never meet: clocks of different machines)")
+    ranks = f" (of {m['ranks']} ranks)" if m["ranks"] else ""
+    lines.append(f"===== all {len(m['traces'])} traces{ranks} =====")
+    lines.append(f"aligned on {how}")
+    lines.append(f"wall time (earliest start to latest end): {fmt_ns(m['wall_ns'])}")
+    lines.append(f"  {'':<10} {'starts at':>14} {'traced':>14} {'workers':>8} {'tasks':>8} {'work':>7} "
+                 f"{'overhead':>9} {'idle':>7}")
+    for s in m["traces"]:
+        wall, avg = s["wall_ns"], s["breakdown"]["average"]
+        lines.append(f"  {s['name']:<10} {fmt_ns(s['offset_ns']):>14} {fmt_ns(wall):>14} {s['workers']:>8} "
+                     f"{s['tasks']:>8} {_pct(avg['work_ns'], wall):>7} {_pct(avg['overhead_ns'], wall):>9} "
+                     f"{_pct(avg['idle_ns'], wall):>7}")
     return "\n".join(lines)

@@ -21,10 +21,19 @@ def _us(ns):
     return ns / 1000
 
 
-def perfetto_events(trace, flows=False):
-    """Yields the trace events (dicts), threads' metadata first."""
-    pid = trace.pid
-    yield {"ph": "M", "pid": pid, "tid": 0, "name": "process_name", "args": {"name": f"weft (pid {pid})"}}
+def perfetto_events(trace, flows=False, pid=None, offset=0, ids=""):
+    """Yields the trace events (dicts), threads' metadata first. Several traces go in one file as
+    several processes: `pid` apart, times moved by `offset` ns, async and flow ids prefixed by `ids`
+    (ids are global in the trace-event format)."""
+    pid = trace.pid if pid is None else pid
+    name = f"rank {trace.rank}" if trace.rank is not None else f"weft (pid {trace.pid})"
+    yield {"ph": "M", "pid": pid, "tid": 0, "name": "process_name", "args": {"name": name}}
+    if trace.rank is not None:
+        yield {"ph": "M", "pid": pid, "tid": 0, "name": "process_sort_index", "args": {"sort_index": trace.rank}}
+
+    def ts(ns):
+        return _us(ns + offset)
+
     for buf in range(trace.workers + 1):
         yield {"ph": "M", "pid": pid, "tid": buf, "name": "thread_name", "args": {"name": trace.buffer_name(buf)}}
         yield {"ph": "M", "pid": pid, "tid": buf, "name": "thread_sort_index", "args": {"sort_index": buf}}
@@ -37,36 +46,36 @@ def perfetto_events(trace, flows=False):
                 args["node"] = task.node
             if task.counters:
                 args["counters"] = {str(k): v for k, v in sorted(task.counters.items())}
-            yield {"ph": "X", "pid": pid, "tid": buf, "ts": _us(b), "dur": _us(e - b),
+            yield {"ph": "X", "pid": pid, "tid": buf, "ts": ts(b), "dur": _us(e - b),
                    "name": trace.task_kind(task), "cat": "task", "args": args}
         for b, e in trace.idle[buf]:
-            yield {"ph": "X", "pid": pid, "tid": buf, "ts": _us(b), "dur": _us(e - b), "name": "idle", "cat": "idle"}
+            yield {"ph": "X", "pid": pid, "tid": buf, "ts": ts(b), "dur": _us(e - b), "name": "idle", "cat": "idle"}
 
     # A suspended task is not on any thread: an async slice, so thread slices still nest.
     for n, s in enumerate(trace.suspensions):
         task = trace.task(s.task)
         name = f"suspended: {trace.task_kind(task)}"
         end = s.end if s.end is not None else trace.end_ns
-        common = {"pid": pid, "tid": s.worker, "cat": "suspended", "name": name, "id": f"s{n}"}
-        yield dict(common, ph="b", ts=_us(s.begin),
+        common = {"pid": pid, "tid": s.worker, "cat": "suspended", "name": name, "id": f"{ids}s{n}"}
+        yield dict(common, ph="b", ts=ts(s.begin),
                    args={"task": s.task, "wait": WAIT_KINDS.get(s.wait, str(s.wait))})
-        yield dict(common, ph="e", ts=_us(end))
+        yield dict(common, ph="e", ts=ts(end))
 
     # Intervals that never ended are drawn to the end of the trace.
     for n, iv in enumerate(trace.intervals + trace.unended_intervals):
         cat = CATEGORY_NAMES.get(trace.kind_category(iv.kind), "user")
-        common = {"pid": pid, "tid": iv.begin_buffer, "cat": cat, "name": trace.kind_name(iv.kind), "id": f"i{n}"}
-        yield dict(common, ph="b", ts=_us(iv.begin), args={"id": iv.id, "value": iv.begin_value})
+        common = {"pid": pid, "tid": iv.begin_buffer, "cat": cat, "name": trace.kind_name(iv.kind), "id": f"{ids}i{n}"}
+        yield dict(common, ph="b", ts=ts(iv.begin), args={"id": iv.id, "value": iv.begin_value})
         if iv.end is None:
-            yield dict(common, ph="e", ts=_us(max(trace.end_ns, iv.begin)), args={"unfinished": True})
+            yield dict(common, ph="e", ts=ts(max(trace.end_ns, iv.begin)), args={"unfinished": True})
         else:
-            yield dict(common, ph="e", ts=_us(iv.end), args={"value": iv.end_value})
+            yield dict(common, ph="e", ts=ts(iv.end), args={"value": iv.end_value})
 
     for t, buf, value, kind in trace.marks:
-        yield {"ph": "i", "s": "t", "pid": pid, "tid": buf, "ts": _us(t), "name": trace.kind_name(kind),
+        yield {"ph": "i", "s": "t", "pid": pid, "tid": buf, "ts": ts(t), "name": trace.kind_name(kind),
                "cat": "mark", "args": {"value": value}}
     for t, buf, victim, tid in trace.steals:
-        yield {"ph": "i", "s": "t", "pid": pid, "tid": buf, "ts": _us(t), "name": "steal", "cat": "steal",
+        yield {"ph": "i", "s": "t", "pid": pid, "tid": buf, "ts": ts(t), "name": "steal", "cat": "steal",
                "args": {"victim": victim, "task": tid}}
 
     if flows:
@@ -83,22 +92,41 @@ def perfetto_events(trace, flows=False):
         for n, (p, s) in enumerate(graph.edges):
             if p in last and s in first:
                 # Half a nanosecond before the end, so the start binds inside the slice.
-                yield {"ph": "s", "pid": pid, "tid": last[p][1], "ts": _us(last[p][0]) - 0.0005,
-                       "name": "edge", "cat": "edge", "id": n}
-                yield {"ph": "f", "bp": "e", "pid": pid, "tid": first[s][1], "ts": _us(first[s][0]),
-                       "name": "edge", "cat": "edge", "id": n}
+                yield {"ph": "s", "pid": pid, "tid": last[p][1], "ts": ts(last[p][0]) - 0.0005,
+                       "name": "edge", "cat": "edge", "id": f"{ids}{n}" if ids else n}
+                yield {"ph": "f", "bp": "e", "pid": pid, "tid": first[s][1], "ts": ts(first[s][0]),
+                       "name": "edge", "cat": "edge", "id": f"{ids}{n}" if ids else n}
 
 
-def write_perfetto(trace, path, flows=False):
+def _write_events(path, events):
     """Streams the JSON: a trace of millions of events does not need a list of dicts in memory."""
     count = 0
     with open(path, "w", encoding="utf-8") as f:
         f.write('{"displayTimeUnit": "ns", "traceEvents": [\n')
-        for event in perfetto_events(trace, flows):
+        for event in events:
             f.write(("" if count == 0 else ",\n") + json.dumps(event, separators=(",", ":")))
             count += 1
         f.write("\n]}\n")
     return count
+
+
+def write_perfetto(trace, path, flows=False):
+    return _write_events(path, perfetto_events(trace, flows))
+
+
+def write_perfetto_many(traces, offsets, path, flows=False):
+    """One process per trace (rank), on the common time axis of reader.time_offsets. The processes'
+    pids are the traced programs' own, unless two traces share one (different machines): then
+    1, 2, ... in the traces' order."""
+    pids = [t.pid for t in traces]
+    if len(set(pids)) < len(pids):
+        pids = list(range(1, len(traces) + 1))
+
+    def events():
+        for trace, pid, offset in zip(traces, pids, offsets):
+            yield from perfetto_events(trace, flows, pid, offset, ids=f"{trace.tag}.")
+
+    return _write_events(path, events())
 
 
 # ----- task graph --------------------------------------------------------------------------------

@@ -40,6 +40,7 @@ class Layout:
         self.axis_label = ""
         self.legend = []            # (label, colour); colour None for the hatched swatch
         self.legend_x = 0
+        self.groups = []            # (first row, rows, name) per trace when there are several
 
 
 def _nice_step(span, count):
@@ -55,7 +56,7 @@ def _nice_step(span, count):
 
 
 def _ticks(t0, t1, scale, count):
-    """(x, label) of the time axis's ticks, and the axis title with the unit of the labels."""
+    """(x, label) of the time axis's ticks, and the unit of the labels."""
     step = _nice_step(t1 - t0, count)
     if step >= 1_000_000_000:
         unit, div = "s", 1e9
@@ -72,7 +73,7 @@ def _ticks(t0, t1, scale, count):
     while t <= t1:
         out.append(((t - t0) * scale, f"{t / div:.{decimals}f}"))
         t += step
-    return out, f"time since the start of the trace ({unit})"
+    return out, unit
 
 
 def _pixel_rects(items, t0, t1, scale):
@@ -105,16 +106,43 @@ def _pixel_rects(items, t0, t1, scale):
 
 
 def build_layout(trace, width=1600, height=600, color="kind", t_from=None, t_to=None):
+    """One trace: a row per worker, time since the start of the trace."""
+    rows = [(f"worker {w}", trace, w, 0) for w in range(trace.workers)]
+    lay = _layout(rows, trace.end_ns, width, height, color, t_from, t_to, "start of the trace")
+    lay.title = f"{trace.path}: {trace.workers} workers, pid {trace.pid}"
+    return lay
+
+
+def build_layout_many(traces, offsets, align, width=1600, height=600, color="kind", t_from=None, t_to=None):
+    """Several traces (one per MPI rank): a group of rows per trace ("r1 w0", ...), each trace's
+    times moved by its offset on the common axis (reader.time_offsets)."""
+    rows = [(f"{t.tag} w{w}", t, w, off) for t, off in zip(traces, offsets) for w in range(t.workers)]
+    end = max(off + t.end_ns for t, off in zip(traces, offsets))
+    origin = "earliest trace start" if align == "clock" else "start of each trace"
+    lay = _layout(rows, end, width, height, color, t_from, t_to, origin)
+    how = "one clock" if align == "clock" else "each trace's start (clocks not comparable)"
+    lay.groups = []
+    first = 0
+    for t in traces:
+        lay.groups.append((first, t.workers, t.group_name))
+        first += t.workers
+    ranks = f" of {traces[0].ranks}" if traces[0].ranks else ""
+    lay.title = (f"{len(traces)} traces ({', '.join(t.tag for t in traces)}{ranks}), "
+                 f"{len(rows)} workers, aligned on {how}")
+    return lay
+
+
+def _layout(rows, end_ns, width, height, color, t_from, t_to, origin):
+    """rows: (label, trace, worker, offset); the rows' times are trace time + offset."""
     if width < 200 or height < 120:
         raise GanttError(f"the image must be at least 200 x 120 pixels (asked {width} x {height})")
     t0 = 0 if t_from is None else t_from
-    t1 = trace.end_ns if t_to is None else t_to
+    t1 = end_ns if t_to is None else t_to
     if t1 <= t0:
         raise GanttError(f"empty time window: --from {t0} ns is not before --to {t1} ns")
     if color not in ("kind", "iteration"):
         raise GanttError(f"unknown colouring {color!r} (kind or iteration)")
-    rows = trace.workers
-    if rows == 0:
+    if not rows:
         raise GanttError("the trace has no workers")
 
     lay = Layout(width, height)
@@ -125,32 +153,32 @@ def build_layout(trace, width=1600, height=600, color="kind", t_from=None, t_to=
     lay.plot = (left, top, plot_w, plot_h)
     lay.legend_x = left + plot_w + 12
     scale = plot_w / (t1 - t0)
-    lay.rows = [f"worker {w}" for w in range(rows)]
-    lay.title = f"{trace.path}: {rows} workers, pid {trace.pid}"
+    lay.rows = [label for label, *_ in rows]
 
-    # Colour keys: kinds by time spent in the window (top 12 named), or rounds.
+    # Colour keys: kinds by time spent in the window (top 12 named), or rounds. Kinds are keyed
+    # by name: kind ids are numbered per trace file.
     def in_window(b, e):
         return max(0, min(e, t1) - max(b, t0))
 
     if color == "kind":
         per_kind = defaultdict(int)
-        for w in range(rows):
+        for _, trace, w, off in rows:
             for b, e, tid in trace.segments[w]:
-                per_kind[trace.task(tid).kind_id] += in_window(b, e)
-        ranked = sorted((k for k in per_kind if per_kind[k] > 0), key=lambda k: (-per_kind[k], trace.kind_name(k)))
+                per_kind[trace.task_kind(trace.task(tid))] += in_window(b + off, e + off)
+        ranked = sorted((k for k in per_kind if per_kind[k] > 0), key=lambda k: (-per_kind[k], k))
         colours = {k: PALETTE[i] for i, k in enumerate(ranked[:TOP_KINDS])}
 
-        def colour_of(task):
-            return colours.get(task.kind_id, OTHER)
+        def colour_of(trace, task):
+            return colours.get(trace.task_kind(task), OTHER)
 
-        lay.legend = [(trace.kind_name(k), colours[k]) for k in ranked[:TOP_KINDS]]
+        lay.legend = [(k, colours[k]) for k in ranked[:TOP_KINDS]]
         if len(ranked) > TOP_KINDS:
             lay.legend.append((f"other ({len(ranked) - TOP_KINDS} kinds)", OTHER))
     else:
-        rounds = sorted({trace.task(tid).round for w in range(rows) for b, e, tid in trace.segments[w]
-                         if in_window(b, e) > 0})
+        rounds = sorted({trace.task(tid).round for _, trace, w, off in rows for b, e, tid in trace.segments[w]
+                         if in_window(b + off, e + off) > 0})
 
-        def colour_of(task):
+        def colour_of(trace, task):
             return PALETTE[task.round % len(PALETTE)]
 
         if len(rounds) <= TOP_KINDS:
@@ -163,18 +191,25 @@ def build_layout(trace, width=1600, height=600, color="kind", t_from=None, t_to=
     fit = max(8, (legend_w - 24) // 6)
     lay.legend = [(label if len(label) <= fit else label[:fit - 3] + "...", c) for label, c in lay.legend]
 
-    for w in range(rows):
-        idle = _pixel_rects(((b, e, IDLE) for b, e in trace.idle[w]), t0, t1, scale)
-        lay.idle.extend((w, x0, x1) for x0, x1, _ in idle)
-        items = ((b, e, colour_of(trace.task(tid))) for b, e, tid in trace.segments[w])
-        lay.tasks.extend((w, x0, x1, c) for x0, x1, c in _pixel_rects(items, t0, t1, scale))
+    traces = {id(trace): (trace, off) for _, trace, _, off in rows}  # each trace once, with its offset
+    row_of = {(id(trace), w): row for row, (_, trace, w, _) in enumerate(rows)}
+    for row, (_, trace, w, off) in enumerate(rows):
+        idle = _pixel_rects(((b + off, e + off, IDLE) for b, e in trace.idle[w]), t0, t1, scale)
+        lay.idle.extend((row, x0, x1) for x0, x1, _ in idle)
+        items = ((b + off, e + off, colour_of(trace, trace.task(tid))) for b, e, tid in trace.segments[w])
+        lay.tasks.extend((row, x0, x1, c) for x0, x1, c in _pixel_rects(items, t0, t1, scale))
+    # A suspension is drawn on the row of the worker that suspended the task.
     per_row = defaultdict(list)
-    for s in trace.suspensions:
-        if s.worker < rows:
-            per_row[s.worker].append((s.begin, s.end if s.end is not None else trace.end_ns, SUSPENDED))
-    for w, items in per_row.items():
-        lay.suspended.extend((w, x0, x1) for x0, x1, _ in _pixel_rects(sorted(items), t0, t1, scale))
-    lay.ticks, lay.axis_label = _ticks(t0, t1, scale, max(2, plot_w // 110))
+    for trace, off in traces.values():
+        for s in trace.suspensions:
+            row = row_of.get((id(trace), s.worker))
+            if row is not None:
+                end = s.end if s.end is not None else trace.end_ns
+                per_row[row].append((s.begin + off, end + off, SUSPENDED))
+    for row, items in per_row.items():
+        lay.suspended.extend((row, x0, x1) for x0, x1, _ in _pixel_rects(sorted(items), t0, t1, scale))
+    lay.ticks, unit = _ticks(t0, t1, scale, max(2, plot_w // 110))
+    lay.axis_label = f"time since the {origin} ({unit})"
     return lay
 
 
@@ -205,6 +240,11 @@ def render_svg(lay):
         ry, rh = _row_band(lay, row)
         out.append(f'<text x="{x - 8}" y="{ry + rh / 2 + 4:.2f}" text-anchor="end">{escape(label)}</text>')
         out.append(f'<line x1="{x}" y1="{ry + rh:.2f}" x2="{x + w}" y2="{ry + rh:.2f}" stroke="#eeeeee"/>')
+    for first, _, name in lay.groups[1:]:
+        # Between the row groups of two traces (ranks): a dark rule across the plot and the margin.
+        ry, _ = _row_band(lay, first)
+        out.append(f'<line class="group" x1="4" y1="{ry:.2f}" x2="{x + w}" y2="{ry:.2f}" '
+                   f'stroke="#444444" stroke-width="1.5"><title>{escape(name)}</title></line>')
 
     def rect(row, x0, x1, fill, top_frac, height_frac):
         ry, rh = _row_band(lay, row)
@@ -267,6 +307,8 @@ def render_png(lay, path):
     bars(lay.idle, 0.1, 0.8, facecolors=IDLE)
     bars(lay.tasks, 0.1, 0.8, separate=True)
     bars(lay.suspended, 0.78, 0.18, facecolors="white", edgecolor=SUSPENDED, hatch="////")
+    for first, _, _ in lay.groups[1:]:
+        ax.axhline(first, color="#444444", linewidth=1.5)  # between the row groups of two traces
     ax.set_yticks([r + 0.5 for r in range(rows)])
     ax.set_yticklabels(lay.rows, fontsize=8)
     ax.set_xticks([tx for tx, _ in lay.ticks])
@@ -282,14 +324,28 @@ def render_png(lay, path):
     fig.savefig(path, dpi=100, format="png")
 
 
-def write_gantt(trace, path, width=1600, height=600, color="kind", t_from=None, t_to=None):
+def _check_suffix(path):
     suffix = str(path).lower().rsplit(".", 1)[-1] if "." in str(path) else ""
     if suffix not in ("png", "svg"):
         raise GanttError(f"cannot tell the image format of {path}: name it .png or .svg")
-    lay = build_layout(trace, width, height, color, t_from, t_to)
+    return suffix
+
+
+def _render(lay, path, suffix):
     if suffix == "svg":
         with open(path, "w", encoding="utf-8") as f:
             f.write(render_svg(lay))
     else:
         render_png(lay, path)
     return lay
+
+
+def write_gantt(trace, path, width=1600, height=600, color="kind", t_from=None, t_to=None):
+    suffix = _check_suffix(path)
+    return _render(build_layout(trace, width, height, color, t_from, t_to), path, suffix)
+
+
+def write_gantt_many(traces, offsets, align, path, width=1600, height=600, color="kind", t_from=None, t_to=None):
+    """The traces of several ranks in one chart (build_layout_many)."""
+    suffix = _check_suffix(path)
+    return _render(build_layout_many(traces, offsets, align, width, height, color, t_from, t_to), path, suffix)

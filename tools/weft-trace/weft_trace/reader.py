@@ -16,7 +16,7 @@ from operator import itemgetter
 
 MAGIC = b"WEFTTRC\x01"
 VERSION = 1
-HEADER = struct.Struct("<8sIIIIQQQIIQ")  # 64 bytes
+HEADER = struct.Struct("<8sIIIIQQQIIiI")  # 64 bytes; the last two: rank (-1: none), ranks (0: none)
 STRING_HEAD = struct.Struct("<IHH")
 BUFFER_HEAD = struct.Struct("<IIQQ")
 EVENT = struct.Struct("<QQQIHH")  # time, a, b, c, type, d
@@ -142,6 +142,9 @@ class Trace:
         self.dropped = 0
         self.buffer_dropped = {}
         self.pid = 0
+        self.rank = None             # MPI rank (None: not part of an MPI run, or an older trace)
+        self.ranks = 0               # ranks of that run (0: none)
+        self.index = 0               # place in the command line's file list (load_many)
         self.kinds = {}
         self.tasks = []              # index = task id - 1
         self.segments = []           # per buffer: (start, end, task id), innermost task only
@@ -162,6 +165,15 @@ class Trace:
         self.event_types = Counter()
         self.warnings = []
         self.cache = {}              # results the analyses share (analysis.busy_intervals)
+
+    @property
+    def tag(self):
+        """Short name of the trace among several: r<rank>, or t<file order> without a rank."""
+        return f"r{self.rank}" if self.rank is not None else f"t{self.index}"
+
+    @property
+    def group_name(self):
+        return f"rank {self.rank}" if self.rank is not None else f"trace {self.index}"
 
     @property
     def non_worker(self):
@@ -200,6 +212,53 @@ def read_trace(path):
     return parse_trace(data, str(path))
 
 
+def load_many(paths):
+    """Reads the traces of one run (one file per MPI rank, or a single file): sorted by rank, or
+    kept in file order when none has a rank. Traces that cannot belong to one run (some with a
+    rank and some without, a rank twice, different numbers of ranks) raise TraceError."""
+    traces = [read_trace(p) for p in paths]
+    for n, trace in enumerate(traces):
+        trace.index = n
+    if len(traces) < 2:
+        return traces
+    ranked = [t for t in traces if t.rank is not None]
+    if ranked and len(ranked) < len(traces):
+        bare = next(t for t in traces if t.rank is None)
+        raise TraceError(bare.path, f"has no MPI rank, but {ranked[0].path} is rank {ranked[0].rank}: "
+                                    f"give the per-rank traces of one MPI run, or a single trace")
+    seen = {}
+    for t in ranked:
+        if t.rank in seen:
+            raise TraceError(t.path, f"is rank {t.rank}, like {seen[t.rank].path}: each rank's trace once, please")
+        seen[t.rank] = t
+        if t.ranks != ranked[0].ranks:
+            raise TraceError(t.path, f"is rank {t.rank} of {t.ranks}, but {ranked[0].path} is rank "
+                                     f"{ranked[0].rank} of {ranked[0].ranks}: traces of different runs")
+    return sorted(traces, key=lambda t: t.rank) if ranked else traces
+
+
+ALIGN_CLOCK, ALIGN_START = "clock", "start"
+
+
+def time_offsets(traces, align="auto"):
+    """Where each trace's time 0 lies on a common time axis (ns after the earliest start), and the
+    alignment used.
+
+    start_ns is CLOCK_MONOTONIC, shared by the processes of one machine ('clock'). The clocks of
+    different machines are unrelated (time since each one booted): the traces are then laid from
+    a common origin, each one's own start ('start'). 'auto' takes the clock when the traced spans
+    have a moment in common, which the ranks of one run always have (they all live between
+    MPI_Init and MPI_Finalize); spans that do not meet cannot be one run on one clock."""
+    if align == "auto":
+        latest_start = max(t.start_ns for t in traces)
+        earliest_end = min(t.start_ns + t.end_ns for t in traces)
+        align = ALIGN_CLOCK if latest_start <= earliest_end else ALIGN_START
+    if align == ALIGN_START:
+        return [0] * len(traces), align
+    origin = min(t.start_ns for t in traces)
+    return [t.start_ns - origin for t in traces], align
+
+
 def parse_trace(data, path="<trace>"):
     trace = Trace(path)
     buffers = _parse_layout(trace, memoryview(data))
@@ -216,7 +275,7 @@ def _parse_layout(trace, data):
             raise TraceError(path, "not a weft trace (wrong magic; expected 'WEFTTRC\\x01')")
         raise TraceError(path, f"truncated: the header needs {HEADER.size} bytes, the file has {len(data)}")
     (magic, version, event_size, workers, nbuffers, start_ns, end_ns, dropped, nstrings, pid,
-     _reserved) = HEADER.unpack_from(data, 0)
+     rank, ranks) = HEADER.unpack_from(data, 0)
     if magic != MAGIC:
         if magic[:7] == MAGIC[:7]:
             raise TraceError(path, f"unsupported trace magic byte {magic[7]:#04x} (this reader knows 0x01)")
@@ -227,6 +286,12 @@ def _parse_layout(trace, data):
         raise TraceError(path, f"event size {event_size} in the header, version 1 has {EVENT.size}")
     trace.workers, trace.start_ns, trace.end_ns = workers, start_ns, end_ns
     trace.dropped, trace.pid = dropped, pid
+    # ranks = 0 is "no rank": -1 from a process outside MPI, 0 from traces older than the field.
+    if ranks:
+        trace.ranks = ranks
+        trace.rank = rank if rank >= 0 else None
+        if not 0 <= rank < ranks:
+            trace.warn(f"the header says rank {rank} of {ranks} ranks")
     if nbuffers != workers + 1:
         trace.warn(f"the header says {nbuffers} buffers for {workers} workers (expected {workers + 1})")
 
