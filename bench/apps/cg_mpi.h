@@ -30,15 +30,13 @@
  * Check: x gathered on rank 0; the serial CG of cg_kernels.h runs there on the whole matrix, and
  * cg_check compares the true residuals (within 1e-10 relative; below 1.25 / (iters + 1)). MPI_Allreduce
  * adds the ranks' sums in its own order, so the bits may differ from the serial run's: the residuals
- * agree to rounding. time = max over the ranks between a barrier and the end of the solve. */
+ * agree to rounding. time = max over the ranks between a barrier and the end of the solve.
+ * Starting MPI, the quiet parse, option errors and the reductions over ranks are app_mpi.h's. */
 #ifndef WEFT_BENCH_CG_MPI_H
 #define WEFT_BENCH_CG_MPI_H
 
-#include <mpi.h>
-#include <fcntl.h>
-#include <unistd.h>
-
 #include "app_common.h"
+#include "app_mpi.h"
 #include "cg_kernels.h"
 
 /* The direction a plane travels. */
@@ -149,59 +147,13 @@ static APP_UNUSED void cgm_beta_step(cg_scalars *sc, const double *rr_part, int 
 
 /* --- start -------------------------------------------------------------------------------------- */
 
-/* Before MPI_Init: the rank the launcher gave this process (Open MPI, MPICH/Hydra, PMIx), 0 when it
- * does not say. Only that rank prints option errors and the usage. */
-static APP_UNUSED int cgm_launcher_rank(void) {
-  const char *names[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"};
-  int i;
-  for (i = 0; i < 3; ++i) {
-    const char *v = getenv(names[i]);
-    if (v && *v) return atoi(v);
-  }
-  return 0;
-}
-
 /* cg_parse before MPI_Init (so that WEFT_NUM_THREADS can be set from -p before anything starts
  * weft), silent on every rank but the first: a bad option exits 2 everywhere, printed once. */
 static APP_UNUSED void cgm_parse(cg_options *o, int argc, char **argv, const char *prog, const char *const *variants) {
-  int saved_out = -1, saved_err = -1;
-  if (cgm_launcher_rank() != 0) {
-    int devnull = open("/dev/null", O_WRONLY);
-    fflush(stdout);
-    fflush(stderr);
-    saved_out = dup(1);
-    saved_err = dup(2);
-    if (devnull >= 0) {
-      dup2(devnull, 1);
-      dup2(devnull, 2);
-      close(devnull);
-    }
-  }
+  app_mpi_quiet q;
+  app_mpi_quiet_begin(&q);
   cg_parse(o, argc, argv, prog, variants);
-  if (saved_out >= 0) {
-    fflush(stdout);
-    dup2(saved_out, 1);
-    close(saved_out);
-  }
-  if (saved_err >= 0) {
-    fflush(stderr);
-    dup2(saved_err, 2);
-    close(saved_err);
-  }
-}
-
-/* Every rank detects the same bad option: rank 0 names it, all leave MPI and exit 2. */
-static APP_UNUSED void cgm_bad(const cgm_slab *s, const char *prog, const char *what) {
-  if (s->rank == 0) fprintf(stderr, "%s: %s (see -h)\n", prog, what);
-  MPI_Finalize();
-  exit(2);
-}
-
-static APP_UNUSED const char *cgm_level_name(int level) {
-  return level == MPI_THREAD_MULTIPLE     ? "MPI_THREAD_MULTIPLE"
-         : level == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
-         : level == MPI_THREAD_FUNNELED   ? "MPI_THREAD_FUNNELED"
-                                          : "MPI_THREAD_SINGLE";
+  app_mpi_quiet_end(&q);
 }
 
 /* MPI_Init_thread asking for `level` (MPI_THREAD_MULTIPLE where tasks call MPI from any thread,
@@ -210,31 +162,22 @@ static APP_UNUSED const char *cgm_level_name(int level) {
  * (x0 = 0, r0 = p0 = b, rr = b . b over every rank). Not timed. */
 static APP_UNUSED void cgm_start(cgm_slab *s, const cg_options *o, int *argc, char ***argv, int level,
                                  const char *prog) {
-  int provided = MPI_THREAD_SINGLE, c;
+  int c;
   long min_rows;
   double mine;
-  char why[200];
+  char who[96];
   memset(s, 0, sizeof *s);
-  if (MPI_Init_thread(argc, argv, level, &provided) != MPI_SUCCESS) app_die("%s: MPI_Init_thread failed", prog);
-  MPI_Comm_rank(MPI_COMM_WORLD, &s->rank);
+  snprintf(who, sizeof who, "variant %s", o->variant);
+  s->rank = app_mpi_init_thread(argc, argv, level, prog, who);
   MPI_Comm_size(MPI_COMM_WORLD, &s->ranks);
-  if (provided < level) {
-    if (s->rank == 0)
-      fprintf(stderr, "%s: variant %s needs %s, MPI provided only %s\n", prog, o->variant, cgm_level_name(level),
-              cgm_level_name(provided));
-    MPI_Finalize();
-    exit(1);
-  }
-  if (o->nx < s->ranks) {
-    snprintf(why, sizeof why, "option -n: %d z-planes for %d ranks (each rank needs at least one)", o->nx, s->ranks);
-    cgm_bad(s, prog, why);
-  }
+  if (o->nx < s->ranks)
+    app_mpi_leave(s->rank, 2, prog, "option -n: %d z-planes for %d ranks (each rank needs at least one)", o->nx,
+                  s->ranks);
   min_rows = (long)(o->nx / s->ranks) * o->nx * o->nx;
-  if (o->T > min_rows) {
-    snprintf(why, sizeof why, "option -t: %d chunks per rank for as few as %ld rows on a rank (at most one per row)",
-             o->T, min_rows);
-    cgm_bad(s, prog, why);
-  }
+  if (o->T > min_rows)
+    app_mpi_leave(s->rank, 2, prog,
+                  "option -t: %d chunks per rank for as few as %ld rows on a rank (at most one per row)", o->T,
+                  min_rows);
   s->lower = s->rank > 0 ? s->rank - 1 : MPI_PROC_NULL;
   s->upper = s->rank + 1 < s->ranks ? s->rank + 1 : MPI_PROC_NULL;
   s->nx = o->nx;
@@ -316,14 +259,12 @@ static APP_UNUSED int cgm_check(const cg_options *o, const cgm_slab *s, double *
  * (sums; < 0 on a rank: unknown), and the RESULT line on rank 0. Returns ok. */
 static APP_UNUSED int cgm_finish(const cg_options *o, const cgm_slab *s, double seconds, const char *runtime,
                                  int threads, long long tasks, long long edges, const char *extra, const char *prog) {
-  double worst = 0.0, error = 0.0;
-  long long counts[2] = {tasks, edges}, sums[2] = {0, 0}, unknown[2] = {tasks < 0, edges < 0}, any[2] = {0, 0};
+  double worst = app_mpi_max_time(MPI_COMM_WORLD, seconds), error = 0.0;
+  long long counts[2] = {tasks, edges}, sums[2] = {0, 0};
   int ok = 1;
   cg_matrix whole;
   app_result res;
-  MPI_Reduce(&seconds, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-  MPI_Reduce(counts, sums, 2, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-  MPI_Reduce(unknown, any, 2, MPI_LONG_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+  app_mpi_sum_known(MPI_COMM_WORLD, counts, sums, 2);
   if (o->check) ok = cgm_check(o, s, &error, prog);
   if (s->rank == 0) {
     memset(&whole, 0, sizeof whole); /* the global sizes, for cg_gflops */
@@ -339,8 +280,8 @@ static APP_UNUSED int cgm_finish(const cg_options *o, const cgm_slab *s, double 
     res.iters = o->iters;
     res.seconds = worst;
     res.gflops = cg_gflops(&whole, o->iters, worst);
-    res.tasks = any[0] ? -1 : sums[0];
-    res.edges = any[1] ? -1 : sums[1];
+    res.tasks = sums[0];
+    res.edges = sums[1];
     res.ok = ok;
     res.error = error;
     res.ranks = s->ranks;

@@ -151,13 +151,6 @@ static void cg_tasks(cgm_slab *s, long iters) {
   }
 }
 
-/* 1 / 0 when libweft-mpi is loaded (weft preloaded with it) and blocking calls in tasks suspend; -1
- * when it is not loaded. */
-static int task_aware_mpi(void) {
-  int (*aware)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "weft_mpi_task_aware");
-  return aware ? aware() : -1;
-}
-
 int main(int argc, char **argv) {
   cg_options o;
   cgm_slab s;
@@ -186,7 +179,7 @@ int main(int argc, char **argv) {
   app_weft_stats(&stats);
 
   runtime = app_omp_runtime();
-  aware = task_aware_mpi();
+  aware = app_mpi_task_aware();
   ok = cgm_finish(&o, &s, seconds, runtime, team, variant == V_TASKS ? cgm_task_count(&o, &s) : -1,
                   strcmp(runtime, "weft") == 0 ? (long long)stats.edges_created : -1,
                   aware > 0 ? "task_aware_mpi=yes" : "task_aware_mpi=no", "cg_mpi_omp");

@@ -27,14 +27,14 @@
  * The check gathers L on rank 0 (tile by tile, in a fixed order) and computes chol_residual there
  * against the regenerated matrix: the same test and threshold as the shared-memory programs.
  * Timing: MPI_Barrier, then each rank's clock from there to the end of its factorisation; the
- * reported time is the maximum over the ranks (MPI_Reduce MAX). GFLOP/s = n^3/3 / time.
+ * reported time is the maximum over the ranks (app_mpi_max_time). GFLOP/s = n^3/3 / time.
+ * Starting MPI, option errors and the reductions over ranks are app_mpi.h's.
  *
  * C11 and C++20 alike; everything is static, each executable includes it once. */
 #ifndef WEFT_BENCH_CHOLESKY_MPI_H
 #define WEFT_BENCH_CHOLESKY_MPI_H
 
-#include <mpi.h>
-
+#include "app_mpi.h"
 #include "cholesky_kernels.h"
 
 /* --- command line --------------------------------------------------------------------------- */
@@ -46,32 +46,6 @@ typedef struct cmpi_opts {
 } cmpi_opts;
 
 enum { CMPI_OPT_MARK_SENDS = 1 }; /* options a program accepts beyond the common ones */
-
-/* Only rank 0 says it; every rank leaves with the same status (all parse the same command line). */
-static APP_UNUSED void cmpi_leave(int rank, int status, const char *prog, const char *fmt, ...) {
-  if (rank == 0 && fmt) {
-    va_list ap;
-    fprintf(stderr, "%s: ", prog);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputs(" (see -h)\n", stderr);
-  }
-  MPI_Finalize();
-  exit(status);
-}
-
-static APP_UNUSED long cmpi_parse_long(int rank, const char *prog, const char *opt, const char *text, long lo,
-                                       long hi) {
-  char *end = NULL;
-  long v;
-  if (!text) cmpi_leave(rank, 2, prog, "option %s needs a value", opt);
-  errno = 0;
-  v = strtol(text, &end, 10);
-  if (errno || end == text || *end) cmpi_leave(rank, 2, prog, "option %s: '%s' is not an integer", opt, text);
-  if (v < lo || v > hi) cmpi_leave(rank, 2, prog, "option %s: %s is out of range (%ld..%ld)", opt, text, lo, hi);
-  return v;
-}
 
 static APP_UNUSED void cmpi_usage(const char *prog, const char *const *variants, unsigned flags) {
   printf("usage: mpirun -np R %s [--variant V] [-n N] [-b B] [-P P] [-p T] [-r REPS]%s [--no-check] [-h]\n"
@@ -111,36 +85,36 @@ static APP_UNUSED void cmpi_parse(int argc, char **argv, const char *prog, const
     const char *next = a + 1 < argc ? argv[a + 1] : NULL;
     if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
       if (rank == 0) cmpi_usage(prog, variants, flags);
-      cmpi_leave(rank, 0, prog, NULL);
+      app_mpi_leave(rank, 0, prog, NULL);
     } else if (!strcmp(arg, "--variant")) {
       int known = 0;
-      if (!next) cmpi_leave(rank, 2, prog, "option --variant needs a value");
+      if (!next) app_mpi_leave(rank, 2, prog, "option --variant needs a value");
       for (const char *const *v = variants; *v; ++v)
         if (!strcmp(*v, next)) known = 1;
-      if (!known) cmpi_leave(rank, 2, prog, "option --variant: '%s' is not a variant of this program", next);
+      if (!known) app_mpi_leave(rank, 2, prog, "option --variant: '%s' is not a variant of this program", next);
       o->c.variant = next;
       ++a;
     } else if (!strcmp(arg, "-n")) {
-      o->c.n = cmpi_parse_long(rank, prog, "-n", next, 1, 1L << 20), ++a;
+      o->c.n = app_mpi_parse_long(rank, prog, "-n", next, 1, 1L << 20), ++a;
     } else if (!strcmp(arg, "-b")) {
-      o->c.b = cmpi_parse_long(rank, prog, "-b", next, 1, 1L << 14), ++a;
+      o->c.b = app_mpi_parse_long(rank, prog, "-b", next, 1, 1L << 14), ++a;
     } else if (!strcmp(arg, "-P")) {
-      P = cmpi_parse_long(rank, prog, "-P", next, 1, size), ++a;
+      P = app_mpi_parse_long(rank, prog, "-P", next, 1, size), ++a;
     } else if (!strcmp(arg, "-p")) {
-      o->c.threads = (int)cmpi_parse_long(rank, prog, "-p", next, 0, 1 << 16), ++a;
+      o->c.threads = (int)app_mpi_parse_long(rank, prog, "-p", next, 0, 1 << 16), ++a;
     } else if (!strcmp(arg, "-r")) {
-      o->c.reps = (int)cmpi_parse_long(rank, prog, "-r", next, 1, 1 << 20), ++a;
+      o->c.reps = (int)app_mpi_parse_long(rank, prog, "-r", next, 1, 1 << 20), ++a;
     } else if (!strcmp(arg, "--mark-sends") && (flags & CMPI_OPT_MARK_SENDS)) {
       o->mark_sends = 1;
     } else if (!strcmp(arg, "--no-check")) {
       app_check_skipped = 1;
       o->c.check = 0;
     } else {
-      cmpi_leave(rank, 2, prog, "unknown option '%s'", arg);
+      app_mpi_leave(rank, 2, prog, "unknown option '%s'", arg);
     }
   }
-  if (o->c.b > o->c.n) cmpi_leave(rank, 2, prog, "option -b: %ld is larger than -n %ld", o->c.b, o->c.n);
-  if (o->c.n % o->c.b != 0) cmpi_leave(rank, 2, prog, "option -n: %ld is not a multiple of -b %ld", o->c.n, o->c.b);
+  if (o->c.b > o->c.n) app_mpi_leave(rank, 2, prog, "option -b: %ld is larger than -n %ld", o->c.b, o->c.n);
+  if (o->c.n % o->c.b != 0) app_mpi_leave(rank, 2, prog, "option -n: %ld is not a multiple of -b %ld", o->c.n, o->c.b);
   o->c.nt = o->c.n / o->c.b;
   if (P == 0) {
     int q = 1;
@@ -149,24 +123,9 @@ static APP_UNUSED void cmpi_parse(int argc, char **argv, const char *prog, const
     o->Q = q;
     o->P = size / q;
   } else {
-    if (size % P != 0) cmpi_leave(rank, 2, prog, "option -P: %ld does not divide the %d ranks", P, size);
+    if (size % P != 0) app_mpi_leave(rank, 2, prog, "option -P: %ld does not divide the %d ranks", P, size);
     o->P = (int)P;
     o->Q = size / (int)P;
-  }
-}
-
-/* MPI_Init_thread asking for MPI_THREAD_MULTIPLE (tasks on any thread post sends and receives while
- * another polls); leaves with status 1 when MPI gives less. */
-static APP_UNUSED void cmpi_init_multiple(int *argc, char ***argv, const char *prog) {
-  int provided = MPI_THREAD_SINGLE, rank = 0;
-  MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (provided < MPI_THREAD_MULTIPLE) {
-    if (rank == 0)
-      fprintf(stderr, "%s: MPI gave thread level %d, not MPI_THREAD_MULTIPLE (%d): MPI calls from tasks on "
-              "several threads would not be safe\n", prog, provided, MPI_THREAD_MULTIPLE);
-    MPI_Finalize();
-    exit(1);
   }
 }
 
@@ -422,21 +381,6 @@ static APP_UNUSED void cmpi_compute(const cmpi_op *op, int b) {
 }
 
 /* --- timing, gather and check, result ------------------------------------------------------------ */
-
-/* The slowest rank's time (on rank 0; the others get their own). */
-static APP_UNUSED double cmpi_max_time(const cmpi_ctx *x, double seconds) {
-  double m = seconds;
-  MPI_Reduce(&seconds, &m, 1, MPI_DOUBLE, MPI_MAX, 0, x->comm);
-  return x->rank == 0 ? m : seconds;
-}
-
-/* Sum over the ranks (on rank 0); -1 when any rank does not know (value < 0). */
-static APP_UNUSED long long cmpi_sum_known(const cmpi_ctx *x, long long v) {
-  long long sum = 0, unknown = v < 0, any_unknown = 0, mine = v < 0 ? 0 : v;
-  MPI_Reduce(&mine, &sum, 1, MPI_LONG_LONG, MPI_SUM, 0, x->comm);
-  MPI_Reduce(&unknown, &any_unknown, 1, MPI_LONG_LONG, MPI_MAX, 0, x->comm);
-  return any_unknown ? -1 : sum;
-}
 
 /* Returns the b x b tile (i, j) this rank owns, column-major with leading dimension b (packed into
  * scratch if it is not stored that way). */

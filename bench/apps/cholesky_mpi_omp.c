@@ -262,8 +262,8 @@ static int run(const cmpi_opts *o, cmpi_ctx *x, const char *extra) {
 #pragma omp taskwait
       t1 = app_now();
     }
-    double seconds = cmpi_max_time(x, t1 - t0);
-    long long all_tasks = cmpi_sum_known(x, tasks), edges = cmpi_sum_known(x, weft_edges());
+    double seconds = app_mpi_max_time(x->comm, t1 - t0);
+    long long all_tasks = app_mpi_sum_known1(x->comm, tasks), edges = app_mpi_sum_known1(x->comm, weft_edges());
     cmpi_result_init(&r, o, x, app_omp_runtime(), threads, extra);
     r.seconds = seconds;
     r.gflops = chol_gflops(o->c.n, seconds, 1);
@@ -280,7 +280,7 @@ int main(int argc, char **argv) {
   cmpi_opts o;
   cmpi_ctx x;
   char extra[128];
-  cmpi_init_multiple(&argc, &argv, "cholesky_mpi_omp");
+  app_mpi_init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, "cholesky_mpi_omp", "MPI from tasks on any thread");
   cmpi_parse(argc, argv, "cholesky_mpi_omp", variants, CMPI_OPT_MARK_SENDS, &o);
   cmpi_grid_init(&x, &o, MPI_COMM_WORLD, "cholesky_mpi_omp");
   app_blas_threads(1);

@@ -117,8 +117,8 @@ int run(const cmpi_opts* o, cmpi_ctx* x, const char* extra) {
     const long long tasks = cmpi_walk(x, emit, &e);
     weft::taskwait();
     const double t1 = app_now();
-    const double seconds = cmpi_max_time(x, t1 - t0);
-    const long long all_tasks = cmpi_sum_known(x, tasks), edges = cmpi_sum_known(x, weft_edges());
+    const double seconds = app_mpi_max_time(x->comm, t1 - t0);
+    const long long all_tasks = app_mpi_sum_known1(x->comm, tasks), edges = app_mpi_sum_known1(x->comm, weft_edges());
     app_result r;
     cmpi_result_init(&r, o, x, "weft", weft_num_workers(), extra);
     r.seconds = seconds;
@@ -135,7 +135,7 @@ int run(const cmpi_opts* o, cmpi_ctx* x, const char* extra) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  cmpi_init_multiple(&argc, &argv, "cholesky_mpi_weft");
+  app_mpi_init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, "cholesky_mpi_weft", "MPI from tasks on any thread");
   cmpi_opts o;
   cmpi_parse(argc, argv, "cholesky_mpi_weft", variants, CMPI_OPT_MARK_SENDS, &o);
   cmpi_ctx x;

@@ -96,7 +96,7 @@ int main(int argc, char **argv) {
     pdpotrf_("L", &n, m.a, &one, &one, desc, &info, 1);
     double t1 = app_now();
     if (info != 0) __atomic_store_n(&chol_potrf_failed, 1, __ATOMIC_RELAXED);
-    double seconds = cmpi_max_time(&x, t1 - t0);
+    double seconds = app_mpi_max_time(x.comm, t1 - t0);
     cmpi_result_init(&r, &o, &x, "scalapack", threads, extra);
     r.seconds = seconds;
     r.gflops = chol_gflops(o.c.n, seconds, 1);

@@ -26,15 +26,13 @@
  * Check: the result is gathered on rank 0 and compared bit for bit (max |difference| = 0) with the
  * serial blocked sweep of the whole grid run there. time = max over the ranks of (end - start) between
  * a barrier and the end of the solve. RESULT line on rank 0 only, with ranks=R; tasks and edges are
- * summed over the ranks. */
+ * summed over the ranks. Starting MPI, the quiet parse, option errors and those reductions are
+ * app_mpi.h's. */
 #ifndef WEFT_BENCH_HEAT_MPI_H
 #define WEFT_BENCH_HEAT_MPI_H
 
-#include <mpi.h>
-#include <fcntl.h>
-#include <unistd.h>
-
 #include "app_common.h"
+#include "app_mpi.h"
 #include "heat_kernels.h"
 
 /* The direction a row travels: to the rank above (lower rows) or below. */
@@ -88,60 +86,14 @@ static HEAT_UNUSED void heat_mpi_init_rows(const gk_grid *g, double *u, size_t f
   }
 }
 
-/* Before MPI_Init: the rank the launcher gave this process (Open MPI, MPICH/Hydra, PMIx), 0 when it
- * does not say. Only that rank prints option errors and the usage. */
-static HEAT_UNUSED int heat_mpi_launcher_rank(void) {
-  const char *names[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"};
-  int i;
-  for (i = 0; i < 3; ++i) {
-    const char *v = getenv(names[i]);
-    if (v && *v) return atoi(v);
-  }
-  return 0;
-}
-
 /* heat_parse before MPI_Init (so that WEFT_NUM_THREADS can be set from -p before anything starts
  * weft), silent on every rank but the first: a bad option exits 2 everywhere, printed once. */
 static HEAT_UNUSED void heat_mpi_parse(heat_options *o, int argc, char **argv, const char *prog,
                                        const char *const *variants) {
-  int saved_out = -1, saved_err = -1;
-  if (heat_mpi_launcher_rank() != 0) {
-    int devnull = open("/dev/null", O_WRONLY);
-    fflush(stdout);
-    fflush(stderr);
-    saved_out = dup(1);
-    saved_err = dup(2);
-    if (devnull >= 0) {
-      dup2(devnull, 1);
-      dup2(devnull, 2);
-      close(devnull);
-    }
-  }
+  app_mpi_quiet q;
+  app_mpi_quiet_begin(&q);
   heat_parse(o, argc, argv, prog, variants);
-  if (saved_out >= 0) {
-    fflush(stdout);
-    dup2(saved_out, 1);
-    close(saved_out);
-  }
-  if (saved_err >= 0) {
-    fflush(stderr);
-    dup2(saved_err, 2);
-    close(saved_err);
-  }
-}
-
-/* Every rank detects the same bad option: rank 0 names it, all leave MPI and exit 2. */
-static HEAT_UNUSED void heat_mpi_bad(const heat_slab *s, const char *prog, const char *what) {
-  if (s->rank == 0) fprintf(stderr, "%s: %s (see -h)\n", prog, what);
-  MPI_Finalize();
-  exit(2);
-}
-
-static HEAT_UNUSED const char *heat_mpi_level_name(int level) {
-  return level == MPI_THREAD_MULTIPLE     ? "MPI_THREAD_MULTIPLE"
-         : level == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
-         : level == MPI_THREAD_FUNNELED   ? "MPI_THREAD_FUNNELED"
-                                          : "MPI_THREAD_SINGLE";
+  app_mpi_quiet_end(&q);
 }
 
 /* MPI_Init_thread asking for `level` (MPI_THREAD_MULTIPLE where tasks call MPI from any thread,
@@ -150,25 +102,15 @@ static HEAT_UNUSED const char *heat_mpi_level_name(int level) {
 static HEAT_UNUSED void heat_mpi_start(heat_slab *s, const heat_options *o, int *argc, char ***argv, int level,
                                        const char *prog) {
   const gk_grid *g = &o->grid;
-  int provided = MPI_THREAD_SINGLE;
   size_t cells, row0;
-  char why[160];
+  char who[96];
   memset(s, 0, sizeof *s);
-  if (MPI_Init_thread(argc, argv, level, &provided) != MPI_SUCCESS) app_die("%s: MPI_Init_thread failed", prog);
-  MPI_Comm_rank(MPI_COMM_WORLD, &s->rank);
+  snprintf(who, sizeof who, "variant %s", o->variant);
+  s->rank = app_mpi_init_thread(argc, argv, level, prog, who);
   MPI_Comm_size(MPI_COMM_WORLD, &s->ranks);
-  if (provided < level) {
-    if (s->rank == 0)
-      fprintf(stderr, "%s: variant %s needs %s, MPI provided only %s\n", prog, o->variant, heat_mpi_level_name(level),
-              heat_mpi_level_name(provided));
-    MPI_Finalize();
-    exit(1);
-  }
-  if (g->nb < s->ranks) {
-    snprintf(why, sizeof why, "-n %d -b %d: %d block rows for %d ranks (each rank needs at least one)", o->n, o->b,
-             g->nb, s->ranks);
-    heat_mpi_bad(s, prog, why);
-  }
+  if (g->nb < s->ranks)
+    app_mpi_leave(s->rank, 2, prog, "-n %d -b %d: %d block rows for %d ranks (each rank needs at least one)", o->n,
+                  o->b, g->nb, s->ranks);
   s->up = s->rank > 0 ? s->rank - 1 : MPI_PROC_NULL;
   s->down = s->rank + 1 < s->ranks ? s->rank + 1 : MPI_PROC_NULL;
   s->bi0 = (int)((long)g->nb * s->rank / s->ranks);
@@ -246,13 +188,11 @@ static HEAT_UNUSED int heat_mpi_check(const heat_options *o, const heat_slab *s,
 static HEAT_UNUSED int heat_mpi_finish(const heat_options *o, const heat_slab *s, const double *result, double seconds,
                                        const char *runtime, int threads, long long tasks, long long edges,
                                        const char *extra, const char *prog) {
-  double worst = 0.0, error = 0.0;
-  long long counts[2] = {tasks, edges}, sums[2] = {0, 0}, unknown[2] = {tasks < 0, edges < 0}, any[2] = {0, 0};
+  double worst = app_mpi_max_time(MPI_COMM_WORLD, seconds), error = 0.0;
+  long long counts[2] = {tasks, edges}, sums[2] = {0, 0};
   int ok = 1;
   app_result r;
-  MPI_Reduce(&seconds, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-  MPI_Reduce(counts, sums, 2, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-  MPI_Reduce(unknown, any, 2, MPI_LONG_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+  app_mpi_sum_known(MPI_COMM_WORLD, counts, sums, 2);
   if (o->check) ok = heat_mpi_check(o, s, result, &error, prog);
   if (s->rank == 0) {
     memset(&r, 0, sizeof r);
@@ -265,8 +205,8 @@ static HEAT_UNUSED int heat_mpi_finish(const heat_options *o, const heat_slab *s
     r.iters = o->sweeps;
     r.seconds = worst;
     r.gflops = heat_gflops(o, worst);
-    r.tasks = any[0] ? -1 : sums[0];
-    r.edges = any[1] ? -1 : sums[1];
+    r.tasks = sums[0];
+    r.edges = sums[1];
     r.ok = ok;
     r.error = error;
     r.ranks = s->ranks;

@@ -198,13 +198,6 @@ static void gs_tasks(const gk_grid *g, heat_slab *s, long sweeps) {
   }
 }
 
-/* 1 / 0 when libweft-mpi is loaded (weft preloaded with it) and blocking calls in tasks suspend; -1
- * when it is not loaded. */
-static int task_aware_mpi(void) {
-  int (*aware)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "weft_mpi_task_aware");
-  return aware ? aware() : -1;
-}
-
 int main(int argc, char **argv) {
   heat_options o;
   heat_slab s;
@@ -242,7 +235,7 @@ int main(int argc, char **argv) {
   app_weft_stats(&st);
 
   runtime = app_omp_runtime();
-  aware = task_aware_mpi();
+  aware = app_mpi_task_aware();
   ok = heat_mpi_finish(&o, &s, jacobi && (o.sweeps & 1) ? s.b : s.a, seconds, runtime, team,
                        variant == V_TASKS ? heat_mpi_task_count(&o, &s) : -1,
                        strcmp(runtime, "weft") == 0 ? (long long)st.edges_created : -1,

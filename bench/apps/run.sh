@@ -1,27 +1,42 @@
 #!/usr/bin/env bash
 # Runs the application benchmarks (bench/apps) on every runtime, sweeping the grain (tile size or
-# tasks per loop), 1 and 2 threads, side by side; writes a CSV, a Markdown report and plots.
+# tasks per loop), 1 and 2 threads, side by side; then the distributed ones (MPI) over ranks x threads
+# per rank; writes a CSV, a Markdown report and plots.
 #
 #   bench/apps/run.sh           full sizes, REPS processes per row (default 5)
 #   bench/apps/run.sh --quick   tiny sizes, 1 process per row: proves the harness and the checks (CI)
 #   bench/apps/run.sh --demo    the README demo: Cholesky and Gauss-Seidel heat at about a minute of
-#                               work on 2 threads, one grain each, REPS=1
+#                               work on 2 threads, one grain each, and the distributed Cholesky on
+#                               2 ranks x 1 thread; REPS=1
 #
 # Environment:
 #   BUILD_DIR    build tree (configured and built if needed)                 [<repo>/build]
 #   RESULTS_DIR  where apps-<date>.csv / .md / -<app>.png are written       [<repo>/bench/results]
 #   REPS         processes per row                                           [5; --quick, --demo: 1]
 #   TIMEOUT      seconds one process may take, then reported timeout         [600; --quick: 120]
-#   THREADS      thread counts                                               ["1 2"; --demo: 2]
-#   APPS         subset of: cholesky cholesky-8k heat-gs heat-jacobi cg matvec jacobi
-#                                                                            [all; --demo: cholesky heat-gs]
+#   THREADS      thread counts (shared-memory applications)                  ["1 2"; --demo: 2]
+#   APPS         subset of: cholesky cholesky-8k heat-gs heat-jacobi cg matvec jacobi, and the MPI
+#                ones cholesky-mpi heat-mpi-gs heat-mpi-jacobi cg-mpi
+#                                                   [all; --demo: cholesky heat-gs cholesky-mpi]
 #   RUNTIMES     subset of: gomp llvm-omp weft native                        [all]
-#                (native: the weft and StarPU programs, and OpenBLAS's own threaded dpotrf)
+#                (native: the weft and StarPU programs, OpenBLAS's own threaded dpotrf, ScaLAPACK)
 #   LIBOMP       path of LLVM's libomp.so.5                                  [found with dpkg/ldconfig]
 #   STAMP        date stamp of the output files                              [now]
+# MPI part (skipped with a message when the MPI programs were not built or there is no launcher):
+#   MPI_CONFIGS        RxT: R ranks of T threads each     [every power-of-2 R x T with R*T <= cores;
+#                                                          --quick, --demo: 2x1]
+#   MPI_CHECK_CONFIGS  oversubscribed RxT, run once at small sizes with the checks on, for
+#                      correctness only (phase=correctness)  [(2*cores)x1 (cores)x2; --quick, --demo: none]
+#   MPI_POLICIES       WEFT_MPI_PRIORITY of the native Cholesky --mark-sends rows  [fifo ma1 ma2 sa fa]
+#   HANG_TIMEOUT       seconds for the runs that may hang (blocking MPI inside tasks on libgomp or
+#                      LLVM libomp, more than one rank): a hang is recorded as timeout, a result
+#                                                                            [10; --quick: 5]
+#   MPIEXEC            the launcher; Open MPI's gets --oversubscribe --bind-to none  [mpiexec]
 # Every program checks its own result (residual, or equality with a serial run): a wrong result is
-# status "wrong". Exit status: 0; 1 when a weft run failed, timed out or was wrong (a peer that does
-# so is a result); 2 when the harness could not run.
+# status "wrong"; a variant the runtime cannot run (libomp's GOMP_task ignores detach) or a
+# WEFT_MPI_PRIORITY policy libweft-mpi does not implement yet is "unsupported". Exit status: 0; 1 when
+# a weft run failed, timed out or was wrong (a peer that does so is a result); 2 when the harness
+# could not run.
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -32,7 +47,7 @@ for arg in "$@"; do
   case "$arg" in
     --quick) mode=quick ;;
     --demo) mode=demo ;;
-    -h | --help) sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "apps/run.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -46,8 +61,28 @@ case $mode in
   demo) REPS=${REPS:-1}; TIMEOUT=${TIMEOUT:-600}; THREADS=${THREADS:-2} ;;
   full) REPS=${REPS:-5}; TIMEOUT=${TIMEOUT:-600}; THREADS=${THREADS:-1 2} ;;
 esac
-if [ "$mode" = demo ]; then APPS=${APPS:-cholesky heat-gs}; else APPS=${APPS:-cholesky cholesky-8k heat-gs heat-jacobi cg matvec jacobi}; fi
+all_apps="cholesky cholesky-8k heat-gs heat-jacobi cg matvec jacobi cholesky-mpi heat-mpi-gs heat-mpi-jacobi cg-mpi"
+if [ "$mode" = demo ]; then APPS=${APPS:-cholesky heat-gs cholesky-mpi}; else APPS=${APPS:-$all_apps}; fi
 RUNTIMES=${RUNTIMES:-gomp llvm-omp weft native}
+cores=$(nproc)
+# Every R x T (powers of 2) with R * T <= cores.
+default_mpi_configs() {
+  local r t list=""
+  for ((r = 1; r <= cores; r *= 2)); do
+    for ((t = 1; r * t <= cores; t *= 2)); do list+="${r}x$t "; done
+  done
+  echo "${list% }"
+}
+case $mode in
+  full) MPI_CONFIGS=${MPI_CONFIGS:-$(default_mpi_configs)}; MPI_CHECK_CONFIGS=${MPI_CHECK_CONFIGS-$((2 * cores))x1 ${cores}x2}
+        HANG_TIMEOUT=${HANG_TIMEOUT:-10} ;;
+  *) MPI_CONFIGS=${MPI_CONFIGS:-2x1}; MPI_CHECK_CONFIGS=${MPI_CHECK_CONFIGS-}; HANG_TIMEOUT=${HANG_TIMEOUT:-5} ;;
+esac
+MPI_POLICIES=${MPI_POLICIES:-fifo ma1 ma2 sa fa}
+MPIEXEC=${MPIEXEC:-mpiexec}
+for cfg in $MPI_CONFIGS $MPI_CHECK_CONFIGS; do
+  [[ "$cfg" =~ ^[1-9][0-9]*x[1-9][0-9]*$ ]] || die "MPI configuration '$cfg' is not RxT (e.g. 2x1)"
+done
 
 # --- cases: app | program | variants | runtimes | arguments | grain option | grains | threads -------
 # (threads, when given, replaces THREADS for that case)
@@ -122,15 +157,102 @@ case $mode in
     ;;
 esac
 
+# --- MPI cases: app | program | variants | runtimes | arguments | grain option | grains | policies |
+# configurations | phase ----------------------------------------------------------------------------
+# Each row runs on R ranks (mpiexec -n R) of T threads (-p T) for every RxT of its configurations.
+# policies: a WEFT_MPI_PRIORITY per row (native weft Cholesky with --mark-sends: the variant is
+# recorded as <variant>+mark-sends). phase: timing (REPS processes) or correctness (one process, the
+# checks on: the oversubscribed configurations). The _omp programs run on libgomp, on LLVM libomp and
+# on weft (libweft.so and libweft-mpi.so preloaded), the _weft ones and ScaLAPACK as they are.
+mpi_cases=()
+case $mode in
+  quick)
+    mpi_cases=(
+      "cholesky-mpi|cholesky_mpi_omp|blocking detach blocking-serial|weft|-n 512|-b|128||$MPI_CONFIGS|timing"
+      "cholesky-mpi|cholesky_mpi_omp|blocking|gomp|-n 512|-b|128||$MPI_CONFIGS|timing"
+      "cholesky-mpi|cholesky_mpi_weft|blocking iwait|native|-n 512|-b|128||$MPI_CONFIGS|timing"
+      "cholesky-mpi|cholesky_mpi_weft|blocking|native|-n 512 --mark-sends|-b|128|$MPI_POLICIES|$MPI_CONFIGS|timing"
+      "cholesky-mpi|cholesky_scalapack|scalapack|native|-n 512|-b|128||$MPI_CONFIGS|timing"
+      "heat-mpi-gs|heat_mpi_omp|parallel-for tasks|weft|--method gauss-seidel -n 256 -s 4|-b|32||$MPI_CONFIGS|timing"
+      "heat-mpi-gs|heat_mpi_weft|weft|native|--method gauss-seidel -n 256 -s 4|-b|32||$MPI_CONFIGS|timing"
+      "cg-mpi|cg_mpi_omp|parallel-for tasks|weft|-n 16 -i 10|-t|4||$MPI_CONFIGS|timing"
+      "cg-mpi|cg_mpi_weft|weft|native|-n 16 -i 10|-t|4||$MPI_CONFIGS|timing"
+    )
+    ;;
+  demo)
+    # The distributed Cholesky once per runtime, each on a variant it finishes: libgomp deadlocks on
+    # blocking calls in tasks (detach), LLVM libomp 14 ignores detach (blocking-serial).
+    mpi_cases=(
+      "cholesky-mpi|cholesky_mpi_omp|detach|gomp|-n 4096|-b|256||$MPI_CONFIGS|timing"
+      "cholesky-mpi|cholesky_mpi_omp|blocking-serial|llvm-omp|-n 4096|-b|256||$MPI_CONFIGS|timing"
+      "cholesky-mpi|cholesky_mpi_omp|blocking|weft|-n 4096|-b|256||$MPI_CONFIGS|timing"
+      "cholesky-mpi|cholesky_mpi_weft|blocking iwait|native|-n 4096|-b|256||$MPI_CONFIGS|timing"
+      "cholesky-mpi|cholesky_scalapack|scalapack|native|-n 4096|-b|256||$MPI_CONFIGS|timing"
+    )
+    ;;
+  full)
+    # Cholesky: the paper's n = 4096 with b = 256 and 512, 2 factorisations per process (the last is
+    # the sample); heat: Gauss-Seidel 4096^2, 20 sweeps; CG: 96^3, 50 iterations, 16 chunks per rank.
+    # Then the oversubscribed configurations at small sizes with the checks on.
+    c="--no-check"
+    hs="--method gauss-seidel -n 4096 -s 20 $c"
+    for ph in timing correctness; do
+      if [ $ph = timing ]; then
+        cfgs=$MPI_CONFIGS ch="-n 4096 -r 2 $c" cb="256 512" hg="$hs" hb=128 cgs="-n 96 -i 50 $c" cgt=16
+      else
+        [ -n "$MPI_CHECK_CONFIGS" ] || continue
+        cfgs=$MPI_CHECK_CONFIGS ch="-n 1024" cb=128 hg="--method gauss-seidel -n 512 -s 6" hb=16 cgs="-n 32 -i 20" cgt=4
+      fi
+      mpi_cases+=(
+        "cholesky-mpi|cholesky_mpi_omp|blocking detach blocking-serial|$omp3|$ch|-b|$cb||$cfgs|$ph"
+        "cholesky-mpi|cholesky_mpi_weft|blocking iwait|native|$ch|-b|$cb||$cfgs|$ph"
+        "cholesky-mpi|cholesky_mpi_weft|blocking|native|$ch --mark-sends|-b|$cb|$MPI_POLICIES|$cfgs|$ph"
+        "cholesky-mpi|cholesky_scalapack|scalapack|native|$ch|-b|$cb||$cfgs|$ph"
+        "heat-mpi-gs|heat_mpi_omp|parallel-for tasks|$omp3|$hg|-b|$hb||$cfgs|$ph"
+        "heat-mpi-gs|heat_mpi_weft|weft|native|$hg|-b|$hb||$cfgs|$ph"
+        "cg-mpi|cg_mpi_omp|parallel-for tasks|$omp3|$cgs|-t|$cgt||$cfgs|$ph"
+        "cg-mpi|cg_mpi_weft|weft|native|$cgs|-t|$cgt||$cfgs|$ph"
+      )
+      if [ $ph = correctness ]; then
+        mpi_cases+=(
+          "heat-mpi-jacobi|heat_mpi_omp|parallel-for tasks|$omp3|--method jacobi -n 512 -s 6|-b|16||$cfgs|$ph"
+          "heat-mpi-jacobi|heat_mpi_weft|weft|native|--method jacobi -n 512 -s 5|-b|16||$cfgs|$ph"
+        )
+      fi
+    done
+    ;;
+esac
+
+# The runs that may hang: blocking MPI calls inside tasks on libgomp or LLVM libomp, with a peer to
+# wait for. A thread blocked in MPI is lost to the team; with too few threads left every rank can wait
+# in a receive whose send is queued behind it (cholesky_mpi_omp.c, heat_mpi_omp.c, cg_mpi_omp.c say
+# when). They run under HANG_TIMEOUT; a timeout is their result.
+may_hang() {
+  local program=$1 variant=$2 runtime=$3 ranks=$4
+  ((ranks > 1)) || return 1
+  [[ "$runtime" == gomp || "$runtime" == llvm-omp ]] || return 1
+  case $program/$variant in
+    cholesky_mpi_omp/blocking | heat_mpi_omp/tasks | cg_mpi_omp/tasks) return 0 ;;
+  esac
+  return 1
+}
+
 # --- build ------------------------------------------------------------------------------------------
 mkdir -p "$RESULTS_DIR" || die "cannot create $RESULTS_DIR"
 programs=()
-for c in "${cases[@]}"; do
+mpi_programs=()
+for c in "${cases[@]}" "${mpi_cases[@]}"; do
   IFS='|' read -r app program _ <<<"$c"
   has_word "$APPS" "$app" && ! has_word "${programs[*]:-}" "$program" && programs+=("$program")
 done
-((${#programs[@]})) || die "APPS selects nothing (known: cholesky cholesky-8k heat-gs heat-jacobi cg matvec jacobi)"
-bench_build weft "${programs[@]}"
+for c in "${mpi_cases[@]}"; do
+  IFS='|' read -r app program _ <<<"$c"
+  has_word "$APPS" "$app" && ! has_word "${mpi_programs[*]:-}" "$program" && mpi_programs+=("$program")
+done
+((${#programs[@]})) || die "APPS selects nothing (known: $all_apps)"
+extra_targets=()
+((${#mpi_programs[@]})) && extra_targets+=(weft_mpi)
+bench_build weft "${extra_targets[@]}" "${programs[@]}"
 bench_find_libomp
 [ -n "$libomp" ] || notes+=("LLVM libomp (libomp.so.5) not found: its rows are missing")
 bench_find_libweft
@@ -147,13 +269,62 @@ runtime_prefix() {
   return 0
 }
 
+# --- MPI launcher -----------------------------------------------------------------------------------
+# mpi_launch R: the command prefix that starts R ranks. Open MPI (mpiexec --version says Open MPI or
+# OpenRTE) refuses more ranks than cores and root unless told, and binds each rank to one core, which
+# would pin every thread of a rank there: --oversubscribe --bind-to none, and the two root variables.
+# Environment reaches the ranks as "mpiexec -n R env VAR=... program" (Open MPI and MPICH alike).
+mpi_flags=""
+mpi_ok=0
+mpi_version=""
+libweft_mpi=""
+if ((${#mpi_programs[@]})); then
+  if ! command -v "${MPIEXEC%% *}" >/dev/null; then
+    notes+=("no MPI launcher ($MPIEXEC): the MPI applications were not run")
+    log "apps/run.sh: $MPIEXEC not found: the MPI part is skipped"
+  else
+    built=0
+    for p in "${mpi_programs[@]}"; do [ -n "${binary[$p]:-}" ] && built=1; done
+    if ((built)); then
+      mpi_ok=1
+      mpi_version=$($MPIEXEC --version 2>&1 | head -n 1)
+      if $MPIEXEC --version 2>&1 | grep -q -E 'Open MPI|OpenRTE'; then
+        mpi_flags="--oversubscribe --bind-to none"
+        export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+      fi
+      libweft_mpi=$(find "$BUILD_DIR" -name 'libweft-mpi.so' \( -type f -o -type l \) -print -quit 2>/dev/null)
+      [ -n "$libweft_mpi" ] || notes+=("libweft-mpi.so not found: no weft rows for the MPI + OpenMP programs")
+    else
+      notes+=("no MPI program was built (MPI not found at configure time?): the MPI applications were not run")
+      log "apps/run.sh: no MPI program built: the MPI part is skipped"
+    fi
+  fi
+fi
+mpi_launch() { echo "$MPIEXEC${mpi_flags:+ $mpi_flags} -n $1"; }
+
+# The environment of an MPI row's ranks at t threads each, or nothing when it cannot run here.
+# WEFT_BIND=none: weft binds worker i to the i-th core of the process's affinity mask, and with
+# --bind-to none every rank's mask is the whole machine, so the ranks' workers would all share the
+# first cores (2 ranks x 1 thread: both on core 0, half the speed). Unbound, as libgomp and libomp are.
+mpi_runtime_env() {
+  local rt=$1 t=$2
+  case $rt in
+    gomp) echo "OMP_NUM_THREADS=$t" ;;
+    llvm-omp) [ -n "$libomp" ] && echo "OMP_NUM_THREADS=$t LD_PRELOAD=$libomp" ;;
+    weft) ((weft_door)) && [ -n "$libweft_mpi" ] &&
+      echo "OMP_NUM_THREADS=$t WEFT_NUM_THREADS=$t WEFT_BIND=none LD_PRELOAD=$libweft:$libweft_mpi" ;;
+    native) echo "WEFT_NUM_THREADS=$t WEFT_BIND=none" ;;
+  esac
+  return 0
+}
+
 # --- run --------------------------------------------------------------------------------------------
 stamp=${STAMP:-$(date +%Y%m%d-%H%M%S)}
 name=apps-$stamp
 [ "$mode" = full ] || name=apps-$mode-$stamp
 csv=$RESULTS_DIR/$name.csv
 md=$RESULTS_DIR/$name.md
-echo "app,program,variant,runtime,threads,grain,rep,line,status,seconds,iters,gflops,tasks,edges,check,error,command" >"$csv"
+echo "app,program,variant,runtime,threads,grain,rep,line,status,seconds,iters,gflops,tasks,edges,check,error,ranks,policy,phase,command" >"$csv"
 out=$(mktemp)
 err=$(mktemp)
 trap 'rm -f "$out" "$err"' EXIT
@@ -161,6 +332,55 @@ weft_failed=0
 runs=0
 start=$(date +%s)
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
+
+# run_row APP PROGRAM VARIANT RUNTIME THREADS GRAIN RANKS POLICY PHASE WEFT_RUN LIMIT REPS LABEL COMMAND
+# Up to REPS processes of COMMAND (a word list), each under LIMIT seconds; one CSV line per RESULT
+# line, or one for a process that printed none. The row stops at a timeout or an unsupported run.
+run_row() {
+  local app=$1 program=$2 v=$3 rt=$4 t=$5 g=$6 ranks=$7 policy=$8 phase=$9 weft_run=${10} limit=${11} reps=${12}
+  local label=${13} command=${14}
+  local rep rc status k line s last lines msg
+  for ((rep = 1; rep <= reps; ++rep)); do
+    # shellcheck disable=SC2086 # command is a word list by construction
+    timeout -k 5 "$limit" $command >"$out" 2>"$err"
+    rc=$?
+    runs=$((runs + 1))
+    mapfile -t lines < <(grep '^RESULT ' "$out")
+    if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then status=timeout
+    elif [ "$rc" -eq 0 ] && ((${#lines[@]})); then status=ok
+    elif [ "$rc" -eq 1 ] && grep -q 'check=FAIL' "$out"; then status=wrong
+    elif grep -q -e 'is unsupported on this OpenMP runtime' -e 'is not implemented yet' "$err"; then status=unsupported
+    else status=failed; fi
+    if [ "$status" != ok ] && [ "$status" != unsupported ] && ((weft_run)); then weft_failed=1; fi
+    if [ "$status" = unsupported ] && [ -n "$policy" ] && grep -q 'is not implemented yet' "$err"; then
+      has_word "${unsupported_policies:-}" "$policy" || unsupported_policies="${unsupported_policies:-} $policy"
+    fi
+    if [ "$status" != ok ] && [ "$status" != wrong ]; then
+      # the program's last words, not the launcher's epilogue (Open MPI's starts with a line of dashes)
+      msg=$(sed '/^-----/,$d' "$err" | awk '!seen[$0]++' | tail -n 3 | tr '\n' ' ')
+      [ -n "$msg" ] && log "   $msg"
+      printf '%s,%s,%s,%s,%s,%s,%s,0,%s,,,,,,,,%s,%s,%s,%s\n' "$app" "$program" "$v" "$rt" "$t" "$g" "$rep" "$status" \
+        "$ranks" "$policy" "$phase" "$(csv_field "$command")" >>"$csv"
+    fi
+    k=0
+    for line in "${lines[@]}"; do
+      k=$((k + 1))
+      s=$status
+      [ "$(field check "$line")" = FAIL ] && s=wrong
+      printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$app" "$program" "$v" "$rt" "$t" "$g" "$rep" "$k" "$s" \
+        "$(field seconds "$line")" "$(field iters "$line")" "$(field gflops "$line")" "$(field tasks "$line")" "$(field edges "$line")" \
+        "$(field check "$line")" "$(field error "$line")" "$ranks" "$policy" "$phase" "$(csv_field "$command")" >>"$csv"
+    done
+    if ((${#lines[@]})); then
+      last=${lines[${#lines[@]}-1]}
+      log "[$(($(date +%s) - start))s] $label #$rep: $status $(field seconds "$last")s gflops=$(field gflops "$last") $(field check "$last")"
+    else
+      log "[$(($(date +%s) - start))s] $label #$rep: $status$([ "$status" = timeout ] && echo " (no end in ${limit}s)")"
+    fi
+    [ "$status" = timeout ] || [ "$status" = unsupported ] && break
+  done
+  return 0
+}
 
 for c in "${cases[@]}"; do
   IFS='|' read -r app program variants runtimes args grain_option grains case_threads <<<"$c"
@@ -179,48 +399,67 @@ for c in "${cases[@]}"; do
           [ -n "$prefix" ] || continue
           weft_run=0
           [[ "$rt" == weft || "$v" == weft* ]] && weft_run=1
-          for ((rep = 1; rep <= REPS; ++rep)); do
-            # shellcheck disable=SC2086 # prefix and args are word lists by construction
-            command="$prefix $exe --variant $v $args ${grain_args[*]} -p $t"
-            timeout -k 5 "$TIMEOUT" $command >"$out" 2>"$err"
-            rc=$?
-            runs=$((runs + 1))
-            mapfile -t lines < <(grep '^RESULT ' "$out")
-            if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then status=timeout
-            elif [ "$rc" -eq 0 ] && ((${#lines[@]})); then status=ok
-            elif [ "$rc" -eq 1 ] && grep -q 'check=FAIL' "$out"; then status=wrong
-            else status=failed; fi
-            if [ "$status" != ok ] && ((weft_run)); then weft_failed=1; fi
-            if [ "$status" != ok ] && [ "$status" != wrong ]; then
-              log "   $(tail -n 3 "$err" | tr '\n' ' ')"
-              printf '%s,%s,%s,%s,%s,%s,%s,0,%s,,,,,,,,%s\n' "$app" "$program" "$v" "$rt" "$t" "$g" "$rep" "$status" \
-                "$(csv_field "$command")" >>"$csv"
-            fi
-            k=0
-            for line in "${lines[@]}"; do
-              k=$((k + 1))
-              s=$status
-              [ "$(field check "$line")" = FAIL ] && s=wrong
-              printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$app" "$program" "$v" "$rt" "$t" "$g" "$rep" "$k" "$s" \
-                "$(field seconds "$line")" "$(field iters "$line")" "$(field gflops "$line")" "$(field tasks "$line")" "$(field edges "$line")" \
-                "$(field check "$line")" "$(field error "$line")" "$(csv_field "$command")" >>"$csv"
-            done
-            last=${lines[${#lines[@]}-1]:-}
-            log "[$(($(date +%s) - start))s] $app $v $rt t=$t ${grain_option:-}${g/-/} #$rep: $status $(field seconds "$last")s gflops=$(field gflops "$last") $(field check "$last")"
-            [ "$status" = timeout ] && break
-          done
+          run_row "$app" "$program" "$v" "$rt" "$t" "$g" "" "" timing "$weft_run" "$TIMEOUT" "$REPS" \
+            "$app $v $rt t=$t ${grain_option:-}${g/-/}" "$prefix $exe --variant $v $args ${grain_args[*]} -p $t"
         done
       done
     done
   done
 done
+
+# The MPI rows: per configuration R x T, grain, variant, runtime and policy.
+mpi_start=$(date +%s)
+mpi_runs=$runs
+if ((mpi_ok)); then
+  for c in "${mpi_cases[@]}"; do
+    IFS='|' read -r app program variants runtimes args grain_option grains policies configs phase <<<"$c"
+    has_word "$APPS" "$app" || continue
+    exe=${binary[$program]:-}
+    [ -n "$exe" ] || continue
+    row_variant_suffix=""
+    has_word "$args" --mark-sends && row_variant_suffix=+mark-sends
+    reps=$REPS
+    [ "$phase" = correctness ] && reps=1
+    for cfg in $configs; do
+      r=${cfg%x*} t=${cfg#*x}
+      for g in $grains; do
+        for v in $variants; do
+          for rt in $runtimes; do
+            has_word "$RUNTIMES" "$rt" || continue
+            envs=$(mpi_runtime_env "$rt" "$t")
+            [ -n "$envs" ] || continue
+            weft_run=0
+            [[ "$rt" == weft || "$program" == *_weft ]] && weft_run=1
+            limit=$TIMEOUT
+            may_hang "$program" "$v" "$rt" "$r" && limit=$HANG_TIMEOUT
+            for pol in ${policies:--}; do
+              penv="" plabel=""
+              [ "$pol" != - ] && penv=" WEFT_MPI_PRIORITY=$pol" plabel=" policy=$pol"
+              plabel+=$([ "$phase" = correctness ] && echo " (correctness)")
+              run_row "$app" "$program" "$v$row_variant_suffix" "$rt" "$t" "$g" "$r" "${pol/#-/}" "$phase" "$weft_run" \
+                "$limit" "$reps" "$app $v$row_variant_suffix $rt ${r}x$t $grain_option$g$plabel" \
+                "$(mpi_launch "$r") env $envs$penv $exe --variant $v $args $grain_option $g -p $t"
+            done
+          done
+        done
+      done
+    done
+  done
+  log "apps/run.sh: MPI part: $((runs - mpi_runs)) processes in $(($(date +%s) - mpi_start))s"
+fi
 ((runs > 0)) || die "no run was possible (nothing built?)"
+if [ -n "${unsupported_policies:-}" ]; then
+  notes+=("WEFT_MPI_PRIORITY=${unsupported_policies# } not implemented by this libweft-mpi: those rows say unsupported")
+fi
 
 # --- report -----------------------------------------------------------------------------------------
 summary_args=()
 while IFS= read -r m; do summary_args+=(--meta "$m"); done < <(bench_meta)
 summary_args+=(--meta "libomp: ${libomp:-none}; StarPU $(pkg-config --modversion starpu-1.3 2>/dev/null || echo '?'); OpenBLAS $(dpkg-query -W -f='${Version}' libopenblas0-pthread 2>/dev/null || echo '?')")
 summary_args+=(--meta "runs: mode=$mode, REPS=$REPS, TIMEOUT=${TIMEOUT}s, THREADS=$THREADS$([ "$mode" = quick ] && echo ' (tiny sizes: not a measurement)')")
+if ((mpi_ok)); then
+  summary_args+=(--meta "MPI: $mpi_version ($(mpi_launch R)); ScaLAPACK $(dpkg-query -W -f='${Version}' libscalapack-openmpi2.2 2>/dev/null || echo '?'); configurations (ranks x threads per rank): $MPI_CONFIGS${MPI_CHECK_CONFIGS:+, correctness only: $MPI_CHECK_CONFIGS}; HANG_TIMEOUT=${HANG_TIMEOUT}s; weft unbound (WEFT_BIND=none), as the peers")
+fi
 summary_args+=(--meta "raw runs: $(basename "$csv")")
 for n in "${notes[@]}"; do summary_args+=(--note "$n"); done
 plots=(--plots "$RESULTS_DIR/$name")

@@ -5,6 +5,13 @@ peer, Cholesky GFLOP/s as a fraction of OpenBLAS's threaded dpotrf, and time-ver
 A sample is one process: the last RESULT line it printed (repetitions inside a process warm the
 caches and let a persistent graph record first). Per row (app, variant, runtime, threads, grain)
 the median of the samples is reported with their min and max; a row's "best" is its fastest grain.
+
+The MPI applications (rows with ranks=): per row (app, program, variant, runtime, WEFT_MPI_PRIORITY
+policy) one column per configuration (ranks x threads per rank), weft's best against each peer's
+(libgomp, LLVM libomp, ScaLAPACK), the distributed Cholesky's GFLOP/s as a fraction of ScaLAPACK's
+pdpotrf, the communication-aware policies against fifo, and the correctness runs (oversubscribed
+configurations, phase=correctness) by status. A run that timed out is a hang (blocking MPI inside
+tasks on a runtime that cannot suspend them): "hang (timeout)".
 """
 import argparse
 import csv
@@ -13,13 +20,23 @@ import sys
 from collections import defaultdict
 
 PEERS = ("gomp", "llvm-omp", "starpu", "openblas")
+MPI_PEERS = ("gomp", "llvm-omp", "scalapack")
+MPI_APPS = "cholesky-mpi heat-mpi-gs heat-mpi-jacobi cg-mpi".split()
+POLICIES = "fifo ma1 ma2 sa fa".split()
+
+
+def is_mpi(r):
+    return r.get("ranks") not in (None, "", "-")
 
 
 def load(path):
+    """The shared-memory rows (no ranks=); load_mpi reads the others."""
     last = {}  # (app, variant, runtime, threads, grain, rep) -> the process's last line
     failures = defaultdict(list)
     with open(path, newline="") as f:
         for r in csv.DictReader(f):
+            if is_mpi(r):
+                continue
             key = (r["app"], r["variant"], r["runtime"], int(r["threads"]), r["grain"], int(r["rep"]))
             if r["status"] != "ok":
                 failures[key[:5]].append(r["status"])
@@ -30,6 +47,201 @@ def load(path):
     for key, r in last.items():
         rows[key[:5]].append(r)
     return rows, failures
+
+
+def load_mpi(path):
+    """The MPI rows: per phase (timing, correctness), row key (app, program, variant, runtime label,
+    policy), configuration (ranks, threads) and grain, the samples (ok processes' last lines) and the
+    statuses of the processes that gave none."""
+    last = {}
+    failures = defaultdict(list)
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            if not is_mpi(r):
+                continue
+            row = (r["app"], r["program"], r["variant"], mpi_label(r["program"], r["runtime"]), r.get("policy") or "")
+            key = (r.get("phase") or "timing", row, (int(r["ranks"]), int(r["threads"])), r["grain"])
+            if r["status"] != "ok":
+                failures[key].append(r["status"])
+                continue
+            rk = key + (int(r["rep"]),)
+            if rk not in last or int(r["line"]) > int(last[rk]["line"]):
+                last[rk] = r
+    rows = defaultdict(list)
+    for key, r in last.items():
+        rows[key[:4]].append(r)
+    return rows, failures
+
+
+def mpi_label(program, runtime):
+    """gomp / llvm-omp run the _mpi_omp program; weft runs it preloaded (libweft + libweft-mpi), or
+    is the native _mpi_weft program; ScaLAPACK is the reference."""
+    if runtime == "weft":
+        return "weft (preloaded)"
+    if runtime != "native":
+        return runtime
+    if program.endswith("_weft"):
+        return "weft (native)"
+    return "scalapack" if "scalapack" in program else program
+
+
+def status_text(st):
+    return "hang (timeout)" if st == "timeout" else st
+
+
+def fmt_cfg(cfg):
+    return f"{cfg[0]}x{cfg[1]}"
+
+
+def mpi_report(path):
+    """The Markdown lines of the MPI part (none when the CSV has no MPI row)."""
+    rows, failures = load_mpi(path)
+    if not rows and not failures:
+        return []
+    table = {k: stats(v) for k, v in rows.items()}
+    out = []
+    timing = {k[1:]: v for k, v in table.items() if k[0] == "timing"}
+    tfail = {k[1:]: v for k, v in failures.items() if k[0] == "timing"}
+    order = lambda a: (MPI_APPS + [a]).index(a)
+    apps = sorted({k[0][0] for k in set(timing) | set(tfail)}, key=order)
+    pol_order = lambda p: (POLICIES + [p]).index(p) if p else -1
+    speedups, policy_lines = [], []
+    if apps:
+        out.append("## Distributed applications (MPI)")
+        out.append("")
+        out.append("Columns: R x T = R ranks of T threads each (mpiexec -n R, -p T); median of the processes (min..max), "
+                   "seconds (Cholesky: per factorisation), the slowest rank's time; the best grain of each row. "
+                   "\"hang (timeout)\": blocking MPI calls inside tasks held every thread of a rank (the runtime cannot "
+                   "suspend a task), recorded after HANG_TIMEOUT; [+N ...]: processes of that cell that gave no sample.")
+        out.append("")
+    for app in apps:
+        cfgs = sorted({k[1] for k in set(timing) | set(tfail) if k[0][0] == app})
+        best, bad = {}, defaultdict(list)  # (row, cfg) -> (median, grain, stats); statuses
+        for (row, cfg, g), st in timing.items():
+            if row[0] == app and ((row, cfg) not in best or st["median"] < best[(row, cfg)][0]):
+                best[(row, cfg)] = (st["median"], g, st)
+        for (row, cfg, g), sts in tfail.items():
+            if row[0] == app:
+                bad[(row, cfg)] += sts
+        out.append(f"### {app}")
+        out.append("")
+        out.append("| program | variant | runtime | WEFT_MPI_PRIORITY | "
+                   + " | ".join(f"{fmt_cfg(c)}: best (grain) | GFLOP/s" for c in cfgs) + " |")
+        out.append("|" + "---|" * (4 + 2 * len(cfgs)))
+        keys = sorted({k[0] for k in set(best) | set(bad)}, key=lambda r: (r[1], r[2], r[3], pol_order(r[4])))
+        for row in keys:
+            cells = []
+            for c in cfgs:
+                b = best.get((row, c))
+                sts = bad.get((row, c), [])
+                if not b:
+                    cells += [", ".join(sorted({status_text(x) for x in sts})) or "-", "-"]
+                    continue
+                m, g, st = b
+                grain = "" if g in ("-", "") else f" ({g})"
+                extra = "".join(f" [+{sts.count(x)} {status_text(x)}]" for x in sorted(set(sts)))
+                cells.append(f"{fmt_s(m)} ({fmt_s(st['min'])}..{fmt_s(st['max'])}){grain}{extra}")
+                cells.append(f"{st['gflops']:.2f}" if st["gflops"] else "-")
+            out.append(f"| {row[1]} | {row[2]} | {row[3]} | {row[4] or '-'} | " + " | ".join(cells) + " |")
+        out.append("")
+        for c in cfgs:
+            here = {row: b for (row, cc), b in best.items() if cc == c}
+            weft = [(b[0], f"{row[1]} {row[2]}" + (f" {row[4]}" if row[4] else "")) for row, b in here.items()
+                    if row[3].startswith("weft")]
+            if weft:
+                wbest, wv = min(weft)
+                for peer in MPI_PEERS:
+                    p = [(b[0], row[2]) for row, b in here.items() if row[3] == peer]
+                    if p:
+                        pbest, pv = min(p)
+                        speedups.append((app, c, wv, wbest, peer, pv, pbest))
+            ref = [b for row, b in here.items() if row[3] == "scalapack" and b[2]["gflops"]]
+            if app == "cholesky-mpi" and ref:
+                rg = ref[0][2]["gflops"]
+                fr = [f"{row[2]} on {row[3]}{' ' + row[4] if row[4] else ''} {b[2]['gflops'] / rg:.0%}"
+                      for row, b in sorted(here.items()) if b[2]["gflops"] and row[3] != "scalapack"]
+                out.append(f"- {fmt_cfg(c)}: GFLOP/s as a fraction of ScaLAPACK's pdpotrf ({rg:.2f}): " + "; ".join(fr))
+        if app == "cholesky-mpi" and any(row[3] == "scalapack" for row, _ in best):
+            out.append("")
+        # communication-aware policies: the native program with --mark-sends, per configuration and grain
+        pol = {(row[4], cfg, g): st for (row, cfg, g), st in timing.items()
+               if row[0] == app and row[3] == "weft (native)" and row[2].endswith("+mark-sends") and row[4]}
+        pfail = defaultdict(list)
+        for (row, cfg, g), sts in tfail.items():
+            if row[0] == app and row[3] == "weft (native)" and row[2].endswith("+mark-sends") and row[4]:
+                pfail[(row[4], cfg, g)] += sts
+        if pol or pfail:
+            names = sorted({k[0] for k in set(pol) | set(pfail)}, key=pol_order)
+            for cfg, g in sorted({k[1:] for k in set(pol) | set(pfail)}, key=lambda x: (x[0], int(x[1]) if x[1].isdigit() else 0)):
+                fifo = pol.get(("fifo", cfg, g))
+                cells = []
+                for n in names:
+                    st = pol.get((n, cfg, g))
+                    if not st:
+                        cells.append(", ".join(sorted({status_text(x) for x in pfail.get((n, cfg, g), [])})) or "-")
+                    elif fifo:
+                        cells.append(f"{fmt_s(st['median'])} ({st['median'] / fifo['median']:.2f}x)")
+                    else:
+                        cells.append(fmt_s(st["median"]))
+                policy_lines.append((app, cfg, g, names, cells))
+    if speedups:
+        out.append("### MPI: weft against each peer, ScaLAPACK included (best weft row / best peer row, each at its best grain)")
+        out.append("")
+        out.append("| app | R x T | weft (program variant policy) | peer (variant) | peer time / weft time |")
+        out.append("|---|---|---|---|---|")
+        for app, c, wv, wb, peer, pv, pb in speedups:
+            label = "ScaLAPACK" if peer == "scalapack" else peer
+            pv = "pdpotrf" if peer == "scalapack" else pv
+            out.append(f"| {app} | {fmt_cfg(c)} | {fmt_s(wb)} ({wv}) | {label} {fmt_s(pb)} ({pv}) | {pb / wb:.2f}x |")
+        out.append("")
+    if policy_lines:
+        out.append("### Communication-aware policies (native weft, --mark-sends, WEFT_MPI_PRIORITY)")
+        out.append("")
+        out.append("Median seconds per policy and, in parentheses, its time / fifo's time (below 1: faster than fifo).")
+        out.append("")
+        heads = policy_lines[0][3]
+        for app, cfg, g, names, cells in policy_lines:
+            if names != heads:
+                heads = None
+        if heads:
+            out.append("| app | R x T | grain | " + " | ".join(heads) + " |")
+            out.append("|" + "---|" * (3 + len(heads)))
+            for app, cfg, g, names, cells in policy_lines:
+                out.append(f"| {app} | {fmt_cfg(cfg)} | {g} | " + " | ".join(cells) + " |")
+        else:
+            out.append("| app | R x T | grain | policy: time (/ fifo) |")
+            out.append("|---|---|---|---|")
+            for app, cfg, g, names, cells in policy_lines:
+                out.append(f"| {app} | {fmt_cfg(cfg)} | {g} | " + "; ".join(f"{n}: {c}" for n, c in zip(names, cells)) + " |")
+        out.append("")
+    # correctness: the oversubscribed configurations, one process per row, checks on
+    corr = defaultdict(list)
+    for (ph, row, cfg, g), sts in failures.items():
+        if ph == "correctness":
+            corr[(row, cfg)] += [status_text(x) for x in sts]
+    for (ph, row, cfg, g), v in rows.items():
+        if ph == "correctness":
+            corr[(row, cfg)] += ["ok"] * len(v)
+    if corr:
+        ccfgs = sorted({k[1] for k in corr})
+        out.append("### MPI correctness runs (oversubscribed: one process per row, the checks on)")
+        out.append("")
+        out.append("| app | program | variant | runtime | WEFT_MPI_PRIORITY | " + " | ".join(fmt_cfg(c) for c in ccfgs) + " |")
+        out.append("|" + "---|" * (5 + len(ccfgs)))
+        for row in sorted({k[0] for k in corr}, key=lambda r: ((MPI_APPS + [r[0]]).index(r[0]), r[1], r[2], r[3], pol_order(r[4]))):
+            cells = [", ".join(sorted(set(corr.get((row, c), [])))) or "-" for c in ccfgs]
+            out.append(f"| {row[0]} | {row[1]} | {row[2]} | {row[3]} | {row[4] or '-'} | " + " | ".join(cells) + " |")
+        out.append("")
+    bad = sorted((k, v) for k, v in failures.items() if k[0] == "timing")
+    if bad:
+        out.append("### MPI runs that did not give a sample")
+        out.append("")
+        for (ph, row, cfg, g), sts in bad:
+            pol = f" WEFT_MPI_PRIORITY={row[4]}" if row[4] else ""
+            out.append(f"- {row[0]} {row[1]} {row[2]} on {row[3]}{pol}, {fmt_cfg(cfg)}, grain {g}: "
+                       + ", ".join(status_text(x) for x in sts))
+        out.append("")
+    return out
 
 
 def runtime_label(variant, runtime):
@@ -82,8 +294,9 @@ def main():
     out += [f"- {m}" for m in a.meta]
     out += [f"- note: {n}" for n in a.note]
     out.append("")
-    out.append("Median of the processes (min..max): seconds for the whole solve (Cholesky: per factorisation); the best grain of each row.")
-    out.append("")
+    if table or failures:
+        out.append("Median of the processes (min..max): seconds for the whole solve (Cholesky: per factorisation); the best grain of each row.")
+        out.append("")
 
     apps = sorted({k[0] for k in set(table) | set(failures)}, key=lambda s: ("cholesky cholesky-8k heat-gs heat-jacobi cg matvec jacobi".split() + [s]).index(s))
     threads_all = sorted({k[3] for k in table})
@@ -143,6 +356,7 @@ def main():
         for app, t, wv, wb, peer, pv, pb in speedups:
             out.append(f"| {app} | {t} | {fmt_s(wb)} ({wv}) | {peer} {fmt_s(pb)} ({pv}) | {pb / wb:.2f}x |")
         out.append("")
+    out += mpi_report(a.csv)
     if failures:
         out.append("## runs that did not give a sample")
         out.append("")
