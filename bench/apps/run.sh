@@ -303,17 +303,16 @@ fi
 mpi_launch() { echo "$MPIEXEC${mpi_flags:+ $mpi_flags} -n $1"; }
 
 # The environment of an MPI row's ranks at t threads each, or nothing when it cannot run here.
-# WEFT_BIND=none: weft binds worker i to the i-th core of the process's affinity mask, and with
-# --bind-to none every rank's mask is the whole machine, so the ranks' workers would all share the
-# first cores (2 ranks x 1 thread: both on core 0, half the speed). Unbound, as libgomp and libomp are.
+# weft keeps its default binding: under --bind-to none the ranks share the machine's mask, and weft
+# starts rank r of n at core r*cores/n (the launcher's local rank), so their workers do not overlap.
 mpi_runtime_env() {
   local rt=$1 t=$2
   case $rt in
     gomp) echo "OMP_NUM_THREADS=$t" ;;
     llvm-omp) [ -n "$libomp" ] && echo "OMP_NUM_THREADS=$t LD_PRELOAD=$libomp" ;;
     weft) ((weft_door)) && [ -n "$libweft_mpi" ] &&
-      echo "OMP_NUM_THREADS=$t WEFT_NUM_THREADS=$t WEFT_BIND=none LD_PRELOAD=$libweft:$libweft_mpi" ;;
-    native) echo "WEFT_NUM_THREADS=$t WEFT_BIND=none" ;;
+      echo "OMP_NUM_THREADS=$t WEFT_NUM_THREADS=$t LD_PRELOAD=$libweft:$libweft_mpi" ;;
+    native) echo "WEFT_NUM_THREADS=$t" ;;
   esac
   return 0
 }
@@ -458,7 +457,7 @@ while IFS= read -r m; do summary_args+=(--meta "$m"); done < <(bench_meta)
 summary_args+=(--meta "libomp: ${libomp:-none}; StarPU $(pkg-config --modversion starpu-1.3 2>/dev/null || echo '?'); OpenBLAS $(dpkg-query -W -f='${Version}' libopenblas0-pthread 2>/dev/null || echo '?')")
 summary_args+=(--meta "runs: mode=$mode, REPS=$REPS, TIMEOUT=${TIMEOUT}s, THREADS=$THREADS$([ "$mode" = quick ] && echo ' (tiny sizes: not a measurement)')")
 if ((mpi_ok)); then
-  summary_args+=(--meta "MPI: $mpi_version ($(mpi_launch R)); ScaLAPACK $(dpkg-query -W -f='${Version}' libscalapack-openmpi2.2 2>/dev/null || echo '?'); configurations (ranks x threads per rank): $MPI_CONFIGS${MPI_CHECK_CONFIGS:+, correctness only: $MPI_CHECK_CONFIGS}; HANG_TIMEOUT=${HANG_TIMEOUT}s; weft unbound (WEFT_BIND=none), as the peers")
+  summary_args+=(--meta "MPI: $mpi_version ($(mpi_launch R)); ScaLAPACK $(dpkg-query -W -f='${Version}' libscalapack-openmpi2.2 2>/dev/null || echo '?'); configurations (ranks x threads per rank): $MPI_CONFIGS${MPI_CHECK_CONFIGS:+, correctness only: $MPI_CHECK_CONFIGS}; HANG_TIMEOUT=${HANG_TIMEOUT}s; weft bound per local rank (its default), the peers unbound")
 fi
 summary_args+=(--meta "raw runs: $(basename "$csv")")
 for n in "${notes[@]}"; do summary_args+=(--note "$n"); done

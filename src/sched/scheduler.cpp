@@ -145,6 +145,7 @@ void worker_main(worker* w, hwloc_topology_t topo, hwloc_const_cpuset_t set) {
 struct binding {
   hwloc_topology_t topology = nullptr;
   std::vector<hwloc_bitmap_t> core_sets;  // one per core of the process mask, in order
+  std::size_t first_core = 0;             // index in core_sets of worker 0's core
   hwloc_bitmap_t original = nullptr;      // worker 0's binding before init, restored at finalize
 };
 binding* bind_state = nullptr;
@@ -153,7 +154,28 @@ hwloc_topology_t bind_topology() { return bind_state->topology; }
 // The core worker `index` is bound to, or null when binding is off.
 hwloc_const_cpuset_t core_for(int index) {
   if (!instance->cfg.bind_cores) return nullptr;
-  return bind_state->core_sets[index % bind_state->core_sets.size()];
+  const auto& sets = bind_state->core_sets;
+  return sets[(bind_state->first_core + static_cast<std::size_t>(index)) % sets.size()];
+}
+
+// Ranks started together by an MPI launcher without binding (mpiexec --bind-to none) share one
+// mask: each would put its worker 0 on the mask's first core. The launcher's local rank spreads
+// them over the mask instead (rank r of n starts at core r*cores/n). With a mask of the rank's own,
+// the offset only rotates the workers over its cores.
+std::size_t launcher_first_core(std::size_t cores) {
+  static const char* const pairs[][2] = {{"OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"},
+                                         {"MPI_LOCALRANKID", "MPI_LOCALNRANKS"},  // MPICH (Hydra)
+                                         {"SLURM_LOCALID", "SLURM_NTASKS_PER_NODE"}};
+  for (const auto& pair : pairs) {
+    const char* rank = std::getenv(pair[0]);
+    const char* size = std::getenv(pair[1]);
+    if (!rank || !size) continue;
+    long r = std::strtol(rank, nullptr, 10), n = std::strtol(size, nullptr, 10);
+    if (n <= 1 || r < 0 || r >= n) return 0;
+    auto ranks = static_cast<std::size_t>(n), local = static_cast<std::size_t>(r);
+    return cores >= ranks ? local * cores / ranks : local % cores;
+  }
+  return 0;
 }
 
 // True when the calling thread is the process's only thread (field 20 of /proc/self/stat).
@@ -202,6 +224,7 @@ void discover_cores(binding& b) {
     b.core_sets.push_back(s);
   }
   if (b.core_sets.empty()) b.core_sets.push_back(hwloc_bitmap_dup(mask));
+  b.first_core = launcher_first_core(b.core_sets.size());
   hwloc_bitmap_free(mask);
 }
 
@@ -632,7 +655,7 @@ int start_runtime(const door_options& options) {
   rt->fiber_stack = fiber::fiber_stack_size(cfg.stack_size);
   current_worker = rt->workers[0].get();
   fiber::init_thread_context(&current_worker->thread_context);
-  if (cfg.bind_cores) hwloc_set_cpubind(b->topology, b->core_sets[0], HWLOC_CPUBIND_THREAD);
+  if (cfg.bind_cores) hwloc_set_cpubind(b->topology, core_for(0), HWLOC_CPUBIND_THREAD);
   for (int i = 1; i < cfg.num_workers; ++i)
     start_thread_of(*rt->workers[i]);
   if (!atexit_registered) {
@@ -641,8 +664,9 @@ int start_runtime(const door_options& options) {
   }
   start_watchdog();
   if (cfg.display_env) {
-    std::fprintf(stderr, "weft: runtime in use: weft %d.%d (%s), %d worker(s)\n%s  cores in the affinity mask: %d\n",
-                 WEFT_VERSION_MAJOR, WEFT_VERSION_MINOR, options.door, cfg.num_workers, cfg.describe().c_str(), cores);
+    std::fprintf(stderr, "weft: runtime in use: weft %d.%d (%s), %d worker(s)\n%s  cores in the affinity mask: %d (worker 0 on its core %zu)\n",
+                 WEFT_VERSION_MAJOR, WEFT_VERSION_MINOR, options.door, cfg.num_workers, cfg.describe().c_str(), cores,
+                 b->first_core);
   }
   return WEFT_OK;
 }
