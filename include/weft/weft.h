@@ -87,6 +87,30 @@ WEFT_API void *weft_task_args(weft_task_t *task);
 WEFT_API int weft_task_depend(weft_task_t *task, weft_dep_type type, const void *addr, size_t len);
 /* 0 (default) .. weft_max_priority(); higher runs first. Larger values are clamped. */
 WEFT_API int weft_task_set_priority(weft_task_t *task, int priority);
+/* The task's priority: on a task being built, or on weft_task_self() (where it shows the level
+ * priority propagation gave it). -1 with WEFT_ERR_INVALID_ARGUMENT on NULL. */
+WEFT_API int weft_task_get_priority(const weft_task_t *task);
+
+/* Priority propagation toward predecessors: a task whose result another process waits for (it
+ * posts an MPI send) runs early, and so do the unfinished tasks it depends on (communication-aware
+ * scheduling; task-aware MPI selects a mode with WEFT_MPI_PRIORITY). Process-wide; applies to
+ * tasks submitted after the call. Edges made by persistent-graph replays are not followed. */
+enum {
+  WEFT_PRIORITY_AS_GIVEN = 0, /* default: priorities as set (MA-1 when the program marks its sends) */
+  WEFT_PRIORITY_NONE = 1,     /* every task at priority 0: FIFO order, the baseline */
+  WEFT_PRIORITY_PATH = 2,     /* a task given a priority raises its unfinished predecessors,
+                                 transitively, to at least 1 (MA-2) */
+  WEFT_PRIORITY_DEPTH = 3,    /* a task given a priority runs at weft_max_priority(); an unfinished
+                                 predecessor d edges above it gets at least max - d (Algorithm 1; SA) */
+  WEFT_PRIORITY_DETECT = 4    /* DEPTH with the marked tasks found by the runtime: a task submitted
+                                 with the function, parent and number of predecessors of one that
+                                 called weft_task_report_send (FA); given priorities stay as given */
+};
+WEFT_API int weft_set_priority_propagation(int mode);
+WEFT_API int weft_priority_propagation(void);
+/* The running task posted a send (task-aware MPI calls it): its profile is remembered for
+ * WEFT_PRIORITY_DETECT. WEFT_ERR_INVALID_ARGUMENT when task is not the caller's running task. */
+WEFT_API int weft_task_report_send(weft_task_t *task);
 /* Frees a task that was created but not submitted (its body never runs). */
 WEFT_API int weft_task_discard(weft_task_t *task);
 /* Hands the task to the runtime. The handle must not be used afterwards: a call on it returns

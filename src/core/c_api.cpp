@@ -3,6 +3,7 @@
 
 #include "core/engine.hpp"
 #include "fiber/event.hpp"
+#include "sched/priority_propagation.hpp"
 #include "trace/session.hpp"
 
 using namespace weft::core;
@@ -135,6 +136,30 @@ int weft_task_set_priority(weft_task_t* handle, int priority) {
   if (t->flags & flag_submitted) return fail(WEFT_ERR_ALREADY_SUBMITTED);
   int max = instance ? instance->cfg.max_priority : 0;
   t->priority = static_cast<std::uint16_t>(priority > max ? max : priority);
+  return WEFT_OK;
+}
+
+int weft_task_get_priority(const weft_task_t* handle) {
+  if (!handle) {
+    fail(WEFT_ERR_INVALID_ARGUMENT);
+    return -1;
+  }
+  return weft::sched::priority_of(reinterpret_cast<const task*>(handle));
+}
+
+int weft_set_priority_propagation(int mode) {
+  if (mode < WEFT_PRIORITY_AS_GIVEN || mode > WEFT_PRIORITY_DETECT) return fail(WEFT_ERR_INVALID_ARGUMENT);
+  weft::sched::propagation_mode.store(mode, std::memory_order_relaxed);
+  return WEFT_OK;
+}
+
+int weft_priority_propagation(void) { return weft::sched::propagation(); }
+
+int weft_task_report_send(weft_task_t* handle) {
+  worker* w = current_worker;
+  if (!handle || !w || reinterpret_cast<task*>(handle) != w->current) return fail(WEFT_ERR_INVALID_ARGUMENT);
+  if (weft::sched::propagation() == WEFT_PRIORITY_DETECT)
+    weft::sched::propagation_report_send(*w, reinterpret_cast<task*>(handle));
   return WEFT_OK;
 }
 

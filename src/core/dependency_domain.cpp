@@ -6,6 +6,7 @@
 #include <new>
 
 #include "core/engine.hpp"
+#include "sched/priority_propagation.hpp"
 
 namespace weft::core {
 
@@ -83,6 +84,8 @@ static bool link(worker& w, task* pred, task* succ) {
   worker_counters::bump(w.counters.edges_created);
   if (trace::on) [[unlikely]]
     trace_edge_event(w, pred, succ);
+  if (sched::propagation_records(sched::propagation())) [[unlikely]]
+    sched::propagation_edge(w, pred, succ);
   return true;
 }
 

@@ -112,6 +112,12 @@ struct alignas(64) worker {
                                    // this worker allocates a descriptor, which may reuse its address)
   task* linked[8] = {};            // its predecessors so far (duplicate-edge elision)
   int linked_count = 0;
+  // Priority propagation (sched/priority_propagation.cpp), when a mode records edges: the
+  // successor whose incoming edges are being gathered, its predecessors (each held), and the last
+  // task whose edges were handed over.
+  task* propagation_succ = nullptr;
+  std::vector<task*> propagation_preds;
+  task* propagation_recorded = nullptr;
   task* batch_parent = nullptr;    // parent of the children counted in batch_finished
   std::int64_t batch_finished = 0; // finished children not yet subtracted from its pending
   taskgroup* batch_group = nullptr;  // the taskgroup this worker keeps an account with

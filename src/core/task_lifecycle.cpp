@@ -8,6 +8,7 @@
 
 #include "core/dependency_domain.hpp"
 #include "core/engine.hpp"
+#include "sched/priority_propagation.hpp"
 
 namespace weft::core {
 
@@ -483,6 +484,8 @@ int submit_plain(worker& w, task* t) {
     if (all_mine) acc.clear();
   }
   trace_task(w, trace::event_type::task_submit, t, static_cast<std::uint32_t>(count));
+  if (sched::propagation() != WEFT_PRIORITY_AS_GIVEN) [[unlikely]]
+    sched::propagation_submit(w, t);
 
   if (undeferred) {
     // make_ready hands the task back to this thread instead of queueing it (see scheduler); the

@@ -95,6 +95,7 @@ extern "C" {
 // --- point to point ------------------------------------------------------------------------------
 
 WEFT_API int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  report_send();
   if (!task_aware_now()) return PMPI_Send(buf, count, type, dest, tag, comm);
   ticket t;
   int rc = PMPI_Isend(buf, count, type, dest, tag, comm, &t.own[0]);
@@ -104,12 +105,26 @@ WEFT_API int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, i
 }
 
 WEFT_API int MPI_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  report_send();
   if (!task_aware_now()) return PMPI_Ssend(buf, count, type, dest, tag, comm);
   ticket t;
   int rc = PMPI_Issend(buf, count, type, dest, tag, comm, &t.own[0]);
   if (rc != MPI_SUCCESS) return rc;
   trace_begin(t, "MPI_Ssend", bytes_of(count, type), dest);
   return wait_own(t, MPI_STATUS_IGNORE);
+}
+
+// Non-blocking sends pass straight through; under fa they mark their task as a send-task.
+WEFT_API int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                       MPI_Request* request) {
+  report_send();
+  return PMPI_Isend(buf, count, type, dest, tag, comm, request);
+}
+
+WEFT_API int MPI_Issend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                        MPI_Request* request) {
+  report_send();
+  return PMPI_Issend(buf, count, type, dest, tag, comm, request);
 }
 
 WEFT_API int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status) {
@@ -124,6 +139,7 @@ WEFT_API int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int t
 WEFT_API int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                           void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
                           MPI_Status* status) {
+  report_send();
   if (!task_aware_now()) {
     return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
                          comm, status);

@@ -52,6 +52,13 @@ struct ticket {
 // MPI_THREAD_MULTIPLE, a poller registered, and the caller inside a task.
 bool task_aware_now();
 extern std::atomic<bool> layer_on;
+// WEFT_MPI_PRIORITY=fa: a task that posts a send tells the engine, which then recognises the tasks
+// of the same profile (weft_task_report_send). Set once at MPI_Init.
+extern bool report_sends;
+inline void report_send() {
+  if (report_sends)
+    if (weft_task_t* self = weft_task_self()) weft_task_report_send(self);
+}
 
 // Completes t: returns at once when its requests are already done, else suspends the calling
 // task until the poller completes them. Returns t.error.

@@ -15,6 +15,7 @@
 namespace weft::mpi {
 
 std::atomic<bool> layer_on{false};
+bool report_sends = false;
 
 namespace {
 
@@ -25,16 +26,17 @@ std::atomic<std::uint64_t> trace_ids{0};
 
 struct policy_entry {
   const char* name;
+  int mode;  // weft_set_priority_propagation
   const char* meaning;
 };
 constexpr policy_entry policies[] = {
-    {"fifo", "no communication-aware priorities"},
-    {"ma1", "send-tasks first (binary priority)"},
-    {"ma2", "send-tasks and their predecessors first (binary priority)"},
-    {"sa", "priority = max - distance to a send-task, computed at task creation (Algorithm 1)"},
-    {"fa", "send-tasks detected without hints, priorities propagated while idle (Algorithm 2)"},
+    {"fifo", WEFT_PRIORITY_NONE, "every task at priority 0, the program's priorities ignored (the baseline)"},
+    {"ma1", WEFT_PRIORITY_AS_GIVEN, "the program's priorities as given (its marked send-tasks first)"},
+    {"ma2", WEFT_PRIORITY_PATH, "marked send-tasks and all their unfinished predecessors at priority >= 1"},
+    {"sa", WEFT_PRIORITY_DEPTH, "marked send-tasks at the top priority, predecessors at top - distance, at creation (Algorithm 1)"},
+    {"fa", WEFT_PRIORITY_DETECT, "send-tasks recognised by the profile of tasks that posted a send, propagated at creation and while idle (Algorithm 2)"},
 };
-int policy = 0;
+int policy = 1;
 
 const char* level_name(int level) {
   switch (level) {
@@ -51,12 +53,6 @@ void read_policy() {
   if (!v || !*v) return;
   for (std::size_t i = 0; i < std::size(policies); ++i) {
     if (std::strcmp(v, policies[i].name) == 0) {
-      if (i != 0) {
-        // Refused rather than ignored: a run asking for a policy must not silently get FIFO.
-        std::fprintf(stderr, "weft-mpi: WEFT_MPI_PRIORITY=%s (%s) is not implemented yet; only fifo is\n", v,
-                     policies[i].meaning);
-        std::exit(2);
-      }
       policy = static_cast<int>(i);
       return;
     }
@@ -70,6 +66,8 @@ void start(int asked) {
   asked_level = asked;
   PMPI_Query_thread(&provided_level);
   read_policy();
+  weft_set_priority_propagation(policies[policy].mode);
+  report_sends = policies[policy].mode == WEFT_PRIORITY_DETECT;
   const char* aware = std::getenv("WEFT_MPI_TASK_AWARE");
   bool wanted = !aware || std::strcmp(aware, "0") != 0;  // =0: every call passes through (a baseline)
   if (aware && std::strcmp(aware, "0") != 0 && std::strcmp(aware, "1") != 0) {

@@ -12,6 +12,7 @@
 #include "core/dependency_domain.hpp"
 #include "core/engine.hpp"
 #include "fiber/poller.hpp"
+#include "sched/priority_propagation.hpp"
 #include "fiber/watchdog.hpp"
 #include "trace/session.hpp"
 
@@ -35,7 +36,7 @@ std::uint64_t next_random(worker& w) {
 }
 
 bool push_priority(runtime& rt, task* t) {
-  int level = t->priority;
+  int level = sched::priority_of(t);  // may be raised concurrently (priority propagation)
   auto* lane = rt.lanes[level].load(std::memory_order_acquire);
   if (!lane) {
     // Made on first use: a program without priorities never pays for the 16K-slot rings.
@@ -288,7 +289,7 @@ void make_ready(worker& w, task* t, bool may_run_next) {
     wake_published(ps->waiting_context, ps->waiting_ticket);
     return;
   }
-  if (t->priority > 0 || rt.cfg.schedule == schedule_policy::priority) {
+  if (sched::priority_of(t) > 0 || rt.cfg.schedule == schedule_policy::priority) {
     if (push_priority(rt, t)) {
       w.crew->park.notify_work();
       return;
@@ -387,6 +388,8 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins) {
   const int spin_rounds = rt.spin_rounds.load(std::memory_order_relaxed);
   constexpr int yield_rounds = 50;
   if (fiber::pollers_active() && fiber::poll_all(w.id)) spins = 0;
+  if (sched::propagation_records(sched::propagation())) [[unlikely]]
+    sched::propagation_idle(w);  // FA's Algorithm 2 runs in idle time
   if (ready(arg) || w.inbox.load(std::memory_order_relaxed)) return;
   ++spins;
   if (spins < spin_rounds) {
@@ -695,6 +698,7 @@ int weft_finalize(void) {
     while (ps->current_group) taskgroup_end(*w);
     ps->domain.clear(*w);
   }
+  weft::sched::propagation_shutdown(*w);
   rt->stopping.store(true, std::memory_order_seq_cst);
   int n = rt->worker_count.load(std::memory_order_acquire);
   for (int i = 0; i < n; ++i) weft::sched::idle_park::wake(rt->workers[i]->sleep_word);
