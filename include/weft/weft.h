@@ -102,9 +102,10 @@ enum {
                                  transitively, to at least 1 (MA-2) */
   WEFT_PRIORITY_DEPTH = 3,    /* a task given a priority runs at weft_max_priority(); an unfinished
                                  predecessor d edges above it gets at least max - d (Algorithm 1; SA) */
-  WEFT_PRIORITY_DETECT = 4    /* DEPTH with the marked tasks found by the runtime: a task submitted
-                                 with the function, parent and number of predecessors of one that
-                                 called weft_task_report_send (FA); given priorities stay as given */
+  WEFT_PRIORITY_DETECT = 4    /* DEPTH with the marked tasks found by the runtime, without hints: a
+                                 task submitted with the function, parent and number of predecessors
+                                 of one that called weft_task_report_send (FA); the program's own
+                                 priorities are ignored */
 };
 WEFT_API int weft_set_priority_propagation(int mode);
 WEFT_API int weft_priority_propagation(void);

@@ -307,10 +307,10 @@ void propagation_submit(worker& w, task* t) {
   bool had_edges = w.propagation_succ == t || w.propagation_recorded == t;
   flush_edges(w);
   w.propagation_recorded = nullptr;
-  if (mode == WEFT_PRIORITY_NONE) {
-    t->priority = 0;  // not visible yet: a plain write
-    return;
-  }
+  // none, and detect (no hints: the program's own priorities are not marks): start from 0. t is
+  // not visible yet: a plain write.
+  if (mode == WEFT_PRIORITY_NONE || mode == WEFT_PRIORITY_DETECT) t->priority = 0;
+  if (mode == WEFT_PRIORITY_NONE) return;
   if (!propagation_records(mode)) return;
   bool marked = mode != WEFT_PRIORITY_DETECT && t->priority > 0;
   if (marked && mode == WEFT_PRIORITY_DEPTH) t->priority = max_level_now();

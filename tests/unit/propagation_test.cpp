@@ -322,8 +322,9 @@ TEST_F(Propagation, DetectRecognisesSendTasksByProfile) {
   // Created after the report: recognised at creation.
   ASSERT_EQ(weft_task_submit(make(&record_body, log, 9, {&gate_word}, &t_word)), WEFT_OK);
   ASSERT_EQ(weft_task_submit(make(&send_body, log, 10, {&t_word}, nullptr)), WEFT_OK);
-  // Another profile (two predecessors): not a send-task.
-  ASSERT_EQ(weft_task_submit(make(&send_body, log, 11, {&t_word, &p_words[0]}, nullptr)), WEFT_OK);
+  // Another profile (two predecessors), with a priority of its own (no hint under detect): not a
+  // send-task, and at 0.
+  ASSERT_EQ(weft_task_submit(make(&send_body, log, 11, {&t_word, &p_words[0]}, nullptr, 5)), WEFT_OK);
   ASSERT_EQ(weft_event_fulfill(gate_event), WEFT_OK);
   ASSERT_EQ(weft_taskwait(), WEFT_OK);
   weft_poller_set_pending(poller, 0);
@@ -337,7 +338,7 @@ TEST_F(Propagation, DetectRecognisesSendTasksByProfile) {
   }
   EXPECT_EQ(log.priority[9], top_ - 1) << "predecessor of the send-task created after the report";
   EXPECT_EQ(log.priority[10], top_) << "send-task created after the report";
-  EXPECT_EQ(log.priority[11], 0) << "a task of another profile";
+  EXPECT_EQ(log.priority[11], 0) << "a task of another profile, its own priority ignored";
 }
 
 }  // namespace
