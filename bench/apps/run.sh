@@ -33,8 +33,8 @@
 #                                                                            [10; --quick: 5]
 #   MPIEXEC            the launcher; Open MPI's gets --oversubscribe --bind-to none  [mpiexec]
 # Every program checks its own result (residual, or equality with a serial run): a wrong result is
-# status "wrong"; a variant the runtime cannot run (libomp's GOMP_task ignores detach) or a
-# WEFT_MPI_PRIORITY policy libweft-mpi does not implement yet is "unsupported". Exit status: 0; 1 when
+# status "wrong"; a variant the runtime cannot run (libomp's GOMP_task ignores detach) is
+# "unsupported". Exit status: 0; 1 when
 # a weft run failed, timed out or was wrong (a peer that does so is a result); 2 when the harness
 # could not run.
 set -uo pipefail
@@ -348,12 +348,9 @@ run_row() {
     if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then status=timeout
     elif [ "$rc" -eq 0 ] && ((${#lines[@]})); then status=ok
     elif [ "$rc" -eq 1 ] && grep -q 'check=FAIL' "$out"; then status=wrong
-    elif grep -q -e 'is unsupported on this OpenMP runtime' -e 'is not implemented yet' "$err"; then status=unsupported
+    elif grep -q 'is unsupported on this OpenMP runtime' "$err"; then status=unsupported
     else status=failed; fi
     if [ "$status" != ok ] && [ "$status" != unsupported ] && ((weft_run)); then weft_failed=1; fi
-    if [ "$status" = unsupported ] && [ -n "$policy" ] && grep -q 'is not implemented yet' "$err"; then
-      has_word "${unsupported_policies:-}" "$policy" || unsupported_policies="${unsupported_policies:-} $policy"
-    fi
     if [ "$status" != ok ] && [ "$status" != wrong ]; then
       # the program's last words, not the launcher's epilogue (Open MPI's starts with a line of dashes)
       msg=$(sed '/^-----/,$d' "$err" | awk '!seen[$0]++' | tail -n 3 | tr '\n' ' ')
@@ -447,9 +444,6 @@ if ((mpi_ok)); then
   log "apps/run.sh: MPI part: $((runs - mpi_runs)) processes in $(($(date +%s) - mpi_start))s"
 fi
 ((runs > 0)) || die "no run was possible (nothing built?)"
-if [ -n "${unsupported_policies:-}" ]; then
-  notes+=("WEFT_MPI_PRIORITY=${unsupported_policies# } not implemented by this libweft-mpi: those rows say unsupported")
-fi
 
 # --- report -----------------------------------------------------------------------------------------
 summary_args=()
