@@ -11,6 +11,7 @@
 
 #include "core/dependency_domain.hpp"
 #include "core/engine.hpp"
+#include "sched/priority_propagation.hpp"
 
 namespace weft::core {
 
@@ -427,7 +428,7 @@ void record(worker& w, graph& g, task* t) {
     *made = g.created.back();
     g.created.pop_back();
   }
-  node.priority = t->priority;
+  node.priority = sched::priority_of(t);
   node.sub = static_cast<std::uint16_t>(g.sub);
   node.task_flags = t->flags & flag_undeferred;
   node.run_flags = t->run_flags & run_tied;
@@ -650,7 +651,7 @@ namespace {
   task* plain = allocate_plain(w, t->fn, node.args_size, 0);
   if (!plain) return WEFT_ERR_OUT_OF_MEMORY;
   if (node.args_size) std::memcpy(plain->arguments(), t->arguments(), node.args_size);
-  plain->priority = t->priority;
+  plain->priority = sched::priority_of(t);
   plain->run_flags = t->run_flags;
   plain->door_bits = t->door_bits;
   for (pending_access& a : acc)

@@ -506,7 +506,7 @@ int submit_plain(worker& w, task* t) {
     // Ready at birth while this producer already has max_ready tasks queued, or in a gang of one
     // (no thief to feed): the task goes to the worker's local buffer (no fences; the producer
     // yields to run it when it is full).
-    if (w.local_count < rt.local_limit && t->priority == 0 && !t->mutex_group &&
+    if (w.local_count < rt.local_limit && sched::priority_of(t) == 0 && !t->mutex_group &&
         rt.cfg.schedule == schedule_policy::depth &&
         (w.crew->members.size() == 1 || w.queue->owner_holds_at_least(rt.max_ready))) {
       trace_task(w, trace::event_type::task_ready, t);

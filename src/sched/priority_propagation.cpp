@@ -307,13 +307,13 @@ void propagation_submit(worker& w, task* t) {
   bool had_edges = w.propagation_succ == t || w.propagation_recorded == t;
   flush_edges(w);
   w.propagation_recorded = nullptr;
-  // none, and detect (no hints: the program's own priorities are not marks): start from 0. t is
-  // not visible yet: a plain write.
-  if (mode == WEFT_PRIORITY_NONE || mode == WEFT_PRIORITY_DETECT) t->priority = 0;
+  // none, and detect (no hints: the program's own priorities are not marks): start from 0.
+  // Atomic writes: t's edges may already be in the map, where an idle worker reads its level.
+  if (mode == WEFT_PRIORITY_NONE || mode == WEFT_PRIORITY_DETECT) set_priority(t, 0);
   if (mode == WEFT_PRIORITY_NONE) return;
   if (!propagation_records(mode)) return;
-  bool marked = mode != WEFT_PRIORITY_DETECT && t->priority > 0;
-  if (marked && mode == WEFT_PRIORITY_DEPTH) t->priority = max_level_now();
+  bool marked = mode != WEFT_PRIORITY_DETECT && priority_of(t) > 0;
+  if (marked && mode == WEFT_PRIORITY_DEPTH) set_priority(t, max_level_now());
   if (had_edges && (marked || mode == WEFT_PRIORITY_DETECT)) {
     if (record* r = record::make(record_submitted, t, 0)) {
       r->marked = marked;
