@@ -104,14 +104,19 @@ static APP_UNUSED void app_die(const char *fmt, ...) {
   exit(2);
 }
 
+/* One line on stderr: "prog: <message> (see -h)". */
+static APP_UNUSED void app_vcomplain(const char *prog, const char *fmt, va_list ap) {
+  fprintf(stderr, "%s: ", prog);
+  vfprintf(stderr, fmt, ap);
+  fputs(" (see -h)\n", stderr);
+}
+
 /* The programs' option parsers: a bad option exits 2 with one line naming it. */
 static APP_UNUSED void app_bad(const char *prog, const char *fmt, ...) {
   va_list ap;
-  fprintf(stderr, "%s: ", prog);
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  app_vcomplain(prog, fmt, ap);
   va_end(ap);
-  fputs(" (see -h)\n", stderr);
   exit(2);
 }
 

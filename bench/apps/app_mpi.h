@@ -86,11 +86,9 @@ static APP_UNUSED const char *app_mpi_level_name(int level) {
 static APP_UNUSED void app_mpi_leave(int rank, int status, const char *prog, const char *fmt, ...) {
   if (rank == 0 && fmt) {
     va_list ap;
-    fprintf(stderr, "%s: ", prog);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    app_vcomplain(prog, fmt, ap);
     va_end(ap);
-    fputs(" (see -h)\n", stderr);
   }
   MPI_Finalize();
   exit(status);
