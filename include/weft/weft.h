@@ -94,7 +94,7 @@ WEFT_API int weft_task_get_priority(const weft_task_t *task);
 /* Priority propagation toward predecessors: a task whose result another process waits for (it
  * posts an MPI send) runs early, and so do the unfinished tasks it depends on (communication-aware
  * scheduling; task-aware MPI selects a mode with WEFT_MPI_PRIORITY). Process-wide; applies to
- * tasks submitted after the call. Edges made by persistent-graph replays are not followed. */
+ * tasks submitted after the call. Persistent graphs take their levels from their recording. */
 enum {
   WEFT_PRIORITY_AS_GIVEN = 0, /* default: priorities as set (MA-1 when the program marks its sends) */
   WEFT_PRIORITY_NONE = 1,     /* every task at priority 0: FIFO order, the baseline */

@@ -259,9 +259,46 @@ void trace_replayed(worker& w, const graph& g, const task* t) {
                 t->replay.node, g.trace_serial);
 }
 
+// Algorithm 1 over the recording (paper 001): the marked nodes run at the top level (path: at 1),
+// a node d same-round edges above one at top - d (path: 1). A round's edges go from earlier to
+// later nodes, so one backward pass suffices. Marks: detect, the nodes whose instances reported a
+// send; path and depth, the nodes recorded with a priority.
+void compute_levels(graph& g) {
+  const int mode = sched::propagation();
+  const bool path = mode == WEFT_PRIORITY_PATH;
+  const int top = path ? 1 : instance->cfg.max_priority;
+  for (std::uint32_t v = g.size(); v-- > 0;) {
+    graph_node& node = g.nodes[v];
+    bool marked = mode == WEFT_PRIORITY_DETECT ? std::atomic_ref<std::uint8_t>(node.send).load(std::memory_order_relaxed) != 0
+                                               : node.priority > 0;
+    int level = 0;
+    if (marked) {
+      level = top;
+    } else {
+      const std::uint32_t* succ = g.successors.data() + node.first_successor;
+      for (std::uint32_t i = 0; i < node.successor_count; ++i) level = std::max<int>(level, g.nodes[succ[i]].level);
+      if (!path) level = std::max(0, level - 1);
+    }
+    node.level = static_cast<std::uint16_t>(level);  // the producer's: instances read it when opened
+  }
+}
+
+// The level an opened instance runs at under priority propagation: its node's, or more if the
+// program gave it more (none and detect ignore the program's priorities; depth runs a marked
+// task at the top).
+void apply_level(const graph& g, task* t) {
+  const int mode = sched::propagation();
+  if (mode == WEFT_PRIORITY_AS_GIVEN) return;
+  int given = (mode == WEFT_PRIORITY_NONE || mode == WEFT_PRIORITY_DETECT) ? 0 : sched::priority_of(t);
+  if (mode == WEFT_PRIORITY_DEPTH && given > 0) given = instance->cfg.max_priority;
+  int level = mode == WEFT_PRIORITY_NONE ? 0 : g.nodes[t->replay.node].level;
+  sched::set_priority_of(t, static_cast<std::uint16_t>(std::max(given, level)));
+}
+
 void open(worker& w, graph& g, task* t) {
   if (trace::on && g.taskiter) [[unlikely]]
     trace_replayed(w, g, t);
+  apply_level(g, t);
   t->flags |= flag_submitted;
   // Counted in the owner's innermost open taskgroup, like an ordinary child.
   parent_state* ps = g.owner->state.load(std::memory_order_relaxed);
@@ -284,6 +321,9 @@ void open(worker& w, graph& g, task* t) {
 void start_round(worker& w, graph& g, long r) {
   wait_round(w, g, r + 1 - g.window);
   if (g.barrier) wait_round(w, g, r - 1);
+  // Acquire: the reporters' marks on the nodes.
+  if (g.sends_changed.load(std::memory_order_relaxed) && g.sends_changed.exchange(false, std::memory_order_acquire))
+    compute_levels(g);
   g.round = r;
   g.sub = 0;
   g.cursor = 0;
@@ -352,6 +392,7 @@ void finish_recording(worker& w, graph& g) {
   g.sub_start.push_back(g.size());
   g.sub_start.resize(static_cast<std::size_t>(g.unroll) + 1, g.size());
   build_edges(g);
+  if (sched::propagation() != WEFT_PRIORITY_AS_GIVEN) compute_levels(g);
   if (trace::on) [[unlikely]]
     trace_graph_edges(w, g);
   if (!make_arrays(g)) {
@@ -702,6 +743,12 @@ void graph_release(worker& w, task* t) {
   for (std::uint32_t i = 0; i < node.successor_count; ++i) count_down(same + succ[i]);
   const std::uint32_t* cyc = g.cyclic.data() + node.first_cyclic;
   for (std::uint32_t i = 0; i < node.cyclic_count; ++i) count_down(next + cyc[i]);
+}
+
+void graph_report_send(task* t) {
+  graph& g = *t->replay.owner_graph;
+  std::atomic_ref<std::uint8_t>(g.nodes[t->replay.node].send).store(1, std::memory_order_relaxed);
+  g.sends_changed.store(true, std::memory_order_release);  // publishes the mark to start_round
 }
 
 void graph_instance_done(worker& w, task* t) {

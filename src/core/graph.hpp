@@ -41,6 +41,11 @@ struct graph_node {
   std::uint8_t task_flags;        // flag_undeferred / run_tied as recorded (matched on replay)
   std::uint8_t run_flags;
   std::uint8_t door_bits;
+  // Priority propagation (sched/priority_propagation.hpp) over the recording, by node: the level
+  // its instances run at (producer writes, read when an instance opens) and whether an instance
+  // reported a send (any worker writes; detect's marks).
+  std::uint16_t level;
+  std::uint8_t send;
 };
 
 struct graph_access {
@@ -77,6 +82,7 @@ struct graph {
   std::uint16_t trace_serial = 0;  // names this recording in a trace (graph_instance.d, graph_edge.a)
   int sub = 0;           // iteration within it
   std::uint32_t cursor = 0;  // next recorded task to match in this round
+  std::atomic<bool> sends_changed{false};  // an instance reported a send: levels to recompute
 
   // The recording.
   std::vector<graph_node> nodes;
@@ -123,5 +129,7 @@ int graph_submit(worker& w, task* t);
 void graph_release(worker& w, task* t);
 // A replayed task is fully done (body and children): its array slot may be reused.
 void graph_instance_done(worker& w, task* t);
+// A replayed task posted a send (weft_task_report_send under detect): its node is a send-task.
+void graph_report_send(task* t);
 
 }  // namespace weft::core

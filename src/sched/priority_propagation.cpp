@@ -22,12 +22,14 @@ std::uint16_t priority_of(const task* t) {
   return std::atomic_ref<std::uint16_t>(const_cast<task*>(t)->priority).load(std::memory_order_relaxed);
 }
 
-namespace {
-
-void set_priority(task* t, std::uint16_t level) {
+void set_priority_of(task* t, std::uint16_t level) {
   // Relaxed: a hint read when t becomes ready; a stale read only queues t at its old level.
   std::atomic_ref<std::uint16_t>(t->priority).store(level, std::memory_order_relaxed);
 }
+
+namespace {
+
+void set_priority(task* t, std::uint16_t level) { set_priority_of(t, level); }
 
 // References keep a descriptor from being recycled while a record or the map names it. Only tasks
 // that can have edges are counted (drop_ref frees any other at once): those with accesses, nodes.
@@ -324,6 +326,8 @@ void propagation_submit(worker& w, task* t) {
 }
 
 void propagation_report_send(worker& w, task* t) {
+  // A replayed task is a send by its node: exact, and no profile needed.
+  if (t->graph_role == core::graph_instance) return core::graph_report_send(t);
   record* r = record::make(record_send, nullptr, 0);
   if (!r) return;
   r->fn = t->fn;

@@ -28,6 +28,7 @@ inline bool propagation_records(int mode) { return mode >= 2; }
 
 // Reads and writes of a task's priority once it may be visible to the prioritizer.
 std::uint16_t priority_of(const core::task* t);
+void set_priority_of(core::task* t, std::uint16_t level);
 
 // Producer side. An edge pred -> succ was just made (both are alive: held by the domain).
 void propagation_edge(core::worker& w, core::task* pred, core::task* succ);

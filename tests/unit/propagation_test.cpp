@@ -341,4 +341,75 @@ TEST_F(Propagation, DetectRecognisesSendTasksByProfile) {
   EXPECT_EQ(log.priority[11], 0) << "a task of another profile, its own priority ignored";
 }
 
+// Persistent graphs: replayed tasks follow their node's level (Algorithm 1 over the recording).
+// Each of 12 iterations: U0..U3 independent, A -> S. depth: S is marked by its priority; detect:
+// S reports a send from its body (replayed instances mark their node, levels are recomputed at the
+// next round).
+struct graph_log {
+  int priority[12][6];
+};
+struct graph_args {
+  graph_log* log;
+  int iteration, id, report;
+};
+void graph_body(void* p) {
+  auto* a = static_cast<graph_args*>(p);
+  a->log->priority[a->iteration][a->id] = weft_task_get_priority(weft_task_self());
+  if (a->report) weft_task_report_send(weft_task_self());
+}
+void graph_send_body(void* p) { graph_body(p); }
+
+void run_graph(graph_log& log, bool mark, bool report) {
+  std::vector<char> words(6);
+  ASSERT_EQ(weft_graph_begin(), WEFT_OK);
+  for (int it = 0; it < 12; ++it) {
+    ASSERT_EQ(weft_graph_iteration(), WEFT_OK);
+    for (int id = 0; id < 6; ++id) {
+      graph_args a{&log, it, id, report && id == 5};
+      weft_task_t* t = weft_task_create(id == 5 ? &graph_send_body : &graph_body, &a, sizeof a, 0);
+      ASSERT_NE(t, nullptr);
+      if (id == 5) {
+        ASSERT_EQ(weft_task_depend(t, WEFT_DEP_IN, &words[4], 1), WEFT_OK);  // S after A
+        if (mark) {
+          ASSERT_EQ(weft_task_set_priority(t, 1), WEFT_OK);
+        }
+      }
+      ASSERT_EQ(weft_task_depend(t, WEFT_DEP_INOUT, &words[static_cast<std::size_t>(id)], 1), WEFT_OK);
+      ASSERT_EQ(weft_task_submit(t), WEFT_OK);
+    }
+  }
+  ASSERT_EQ(weft_graph_end(), WEFT_OK);
+}
+
+TEST_F(Propagation, PersistentGraphReplaysAtTheRecordedLevels) {
+  start(2, WEFT_PRIORITY_DEPTH);
+  graph_log log{};
+  run_graph(log, true, false);
+  for (int it = 1; it < 12; ++it) {  // the replayed iterations
+    for (int id = 0; id < 4; ++id) EXPECT_EQ(log.priority[it][id], 0) << "iteration " << it << " U" << id;
+    EXPECT_EQ(log.priority[it][4], top_ - 1) << "iteration " << it << ": A, the send-task's predecessor";
+    EXPECT_EQ(log.priority[it][5], top_) << "iteration " << it << ": S";
+  }
+}
+
+TEST_F(Propagation, PersistentGraphDetectsSendsByNode) {
+  start(2, WEFT_PRIORITY_DETECT);
+  graph_log log{};
+  run_graph(log, false, true);
+  // S reports from the first iterations on; a few rounds later every round runs at the levels.
+  for (int it = 8; it < 12; ++it) {
+    for (int id = 0; id < 4; ++id) EXPECT_EQ(log.priority[it][id], 0) << "iteration " << it << " U" << id;
+    EXPECT_EQ(log.priority[it][4], top_ - 1) << "iteration " << it << ": A";
+    EXPECT_EQ(log.priority[it][5], top_) << "iteration " << it << ": S";
+  }
+}
+
+TEST_F(Propagation, PersistentGraphUnderNoneRunsAtZero) {
+  start(1, WEFT_PRIORITY_NONE);
+  graph_log log{};
+  run_graph(log, true, false);
+  for (int it = 0; it < 12; ++it)
+    for (int id = 0; id < 6; ++id) EXPECT_EQ(log.priority[it][id], 0) << "iteration " << it << " task " << id;
+}
+
 }  // namespace
