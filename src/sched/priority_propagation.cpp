@@ -92,14 +92,19 @@ struct node {
 class prioritizer {
  public:
   std::atomic<record*> incoming{nullptr};
+  std::atomic<std::size_t> tracked{0};  // tasks in the map after the last turn (a hint for idle workers)
 
   // Takes the role if free; processes what is pending, then `scan` nodes against the profiles.
   void run(worker& w, std::size_t purge, std::size_t scan) {
+    // Test before the exchange: idle workers call this in their spin loop, and a write per call
+    // would bounce the flag's line between them and the producers.
+    if (busy_.load(std::memory_order_relaxed)) return;
     // Acquire: the previous holder's updates of the map.
     while (!busy_.exchange(true, std::memory_order_acquire)) {
       drain(w);
       forget_finished(w, purge);
       if (scan && propagation() == WEFT_PRIORITY_DETECT) match(scan);
+      tracked.store(live_.size(), std::memory_order_relaxed);
       busy_.store(false, std::memory_order_release);
       // A report pushed while we held the role may have seen it taken: look once more.
       if (!incoming.load(std::memory_order_acquire)) return;
@@ -123,6 +128,7 @@ class prioritizer {
     nodes_.clear();
     live_.clear();
     profiles_.clear();
+    tracked.store(0, std::memory_order_relaxed);
     busy_.store(false, std::memory_order_release);
   }
 
@@ -340,7 +346,13 @@ void propagation_report_send(worker& w, task* t) {
   the_prioritizer.run(w, 4, 0);
 }
 
-void propagation_idle(worker& w) { the_prioritizer.run(w, 16, 64); }
+void propagation_idle(worker& w) {
+  // Nothing reported and nothing tracked: no turn to take.
+  if (!the_prioritizer.incoming.load(std::memory_order_relaxed) &&
+      !the_prioritizer.tracked.load(std::memory_order_relaxed))
+    return;
+  the_prioritizer.run(w, 16, 64);
+}
 
 void propagation_shutdown(worker& w) {
   flush_edges(w);
