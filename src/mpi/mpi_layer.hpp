@@ -52,12 +52,10 @@ struct ticket {
 // MPI_THREAD_MULTIPLE, a poller registered, and the caller inside a task.
 bool task_aware_now();
 extern std::atomic<bool> layer_on;
-// WEFT_MPI_PRIORITY=fa: a task that posts a send tells the engine, which then recognises the tasks
-// of the same profile (weft_task_report_send). Set once at MPI_Init.
-extern bool report_sends;
+// A task that posts a send tells the engine; under WEFT_MPI_PRIORITY=fa (the engine's detect mode,
+// which it checks itself) later tasks of the same profile are recognised as send-tasks.
 inline void report_send() {
-  if (report_sends)
-    if (weft_task_t* self = weft_task_self()) weft_task_report_send(self);
+  if (weft_task_t* self = weft_task_self()) weft_task_report_send(self);
 }
 
 // Completes t: returns at once when its requests are already done, else suspends the calling

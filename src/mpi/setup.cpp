@@ -15,7 +15,6 @@
 namespace weft::mpi {
 
 std::atomic<bool> layer_on{false};
-bool report_sends = false;
 
 namespace {
 
@@ -67,7 +66,6 @@ void start(int asked) {
   PMPI_Query_thread(&provided_level);
   read_policy();
   weft_set_priority_propagation(policies[policy].mode);
-  report_sends = policies[policy].mode == WEFT_PRIORITY_DETECT;
   const char* aware = std::getenv("WEFT_MPI_TASK_AWARE");
   bool wanted = !aware || std::strcmp(aware, "0") != 0;  // =0: every call passes through (a baseline)
   if (aware && std::strcmp(aware, "0") != 0 && std::strcmp(aware, "1") != 0) {
