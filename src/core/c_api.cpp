@@ -51,7 +51,8 @@ weft_task_t* weft_task_create(weft_task_fn fn, const void* args, size_t args_siz
   throttle(*w);
   task* t = allocate_task(*w, fn, args_size, flags);
   if (!t) {
-    fail(w->refused ? w->refused : WEFT_ERR_OUT_OF_MEMORY);
+    int refused = worker_after_switch()->refused;  // allocate_task may have waited (and moved)
+    fail(refused ? refused : WEFT_ERR_OUT_OF_MEMORY);
     return nullptr;
   }
   if (flags & WEFT_TASK_TIED) t->run_flags = run_tied;

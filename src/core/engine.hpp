@@ -43,10 +43,11 @@ inline task* allocate_task(worker& w, weft_task_fn fn, std::size_t args_size, un
   if (__builtin_expect(w.current->graph_role == graph_owner, 0)) {
     int status = WEFT_OK;
     if (task* t = graph_allocate(w, fn, args_size, flags, status)) return t;
-    w.refused = status;
+    worker& on = *worker_after_switch();  // a change of the graph may have waited (and moved)
+    on.refused = status;
     if (status != WEFT_OK) return nullptr;
-    task* t = allocate_plain(w, fn, args_size, flags);
-    if (t) graph_created(w, t, args_size);
+    task* t = allocate_plain(on, fn, args_size, flags);
+    if (t) graph_created(on, t, args_size);
     return t;
   }
   return allocate_plain(w, fn, args_size, flags);

@@ -228,7 +228,9 @@ void wait_round(worker& w, const graph& g, long r) {
   round_wait rw{&g, g.array_of(r)};
   // A yielded context comes back when its condition holds or when its worker has nothing else to
   // run: check again each time.
-  while (!round_wait_over(&rw)) yield_until(w, round_wait_over, &rw, fiber::wait_kind::graph, nullptr);
+  // The waiting context may resume on another worker: each wait hands back the one it is on.
+  worker* on = &w;
+  while (!round_wait_over(&rw)) on = &yield_until(*on, round_wait_over, &rw, fiber::wait_kind::graph, nullptr);
 }
 
 bool all_finished(void* p) {
@@ -243,7 +245,9 @@ bool all_finished(void* p) {
 void drain(worker& w, graph& g) {
   flush_finished_children(w);
   taskwait(w);
-  while (!all_finished(&g)) yield_until(w, all_finished, &g, fiber::wait_kind::graph, nullptr);
+  // After a wait the context may run on another worker: callers re-read theirs too.
+  worker* on = worker_after_switch();
+  while (!all_finished(&g)) on = &yield_until(*on, all_finished, &g, fiber::wait_kind::graph, nullptr);
 }
 
 void ready(worker& w, const graph& g, task* t, bool may_run_next) {
@@ -444,19 +448,20 @@ int settings(graph& g, const weft_graph_options_t* o) {
 }
 
 // Taskiter: rounds 1.. run from the recording alone.
-void run_rounds(worker& w, graph& g) {
+void run_rounds(graph& g) {  // each wait may move this context: the worker is re-read after it
   long rounds = g.iterations == -1 ? LONG_MAX : (g.iterations + g.unroll - 1) / g.unroll;
   int last_subs = g.iterations == -1 ? 0 : static_cast<int>(g.iterations % g.unroll);
   for (long r = 1; r < rounds && g.state == graph::phase::replaying; ++r) {
     if (g.condition) {
-      wait_round(w, g, r - 1);  // the control step: after every task of the previous round
+      wait_round(*worker_after_switch(), g, r - 1);  // the control step: after every task of the previous round
       if (!g.condition(g.condition_arg)) break;
     }
-    start_round(w, g, r);
+    start_round(*worker_after_switch(), g, r);
+    worker& on = *worker_after_switch();  // the waits above may have moved this context
     g.iteration = r * g.unroll;
     std::uint32_t count = (r == rounds - 1 && last_subs) ? g.sub_start[static_cast<std::size_t>(last_subs)] : g.size();
     task* base = g.instances[g.array_of(r)];
-    for (std::uint32_t v = 0; v < count; ++v) open(w, g, base + v);
+    for (std::uint32_t v = 0; v < count; ++v) open(on, g, base + v);
   }
 }
 
@@ -530,14 +535,14 @@ int graph_iteration(worker& w) {
         return WEFT_ERR_GRAPH_STATE;
       }
       finish_recording(w, *g);
-      if (g->state == graph::phase::replaying) start_round(w, *g, 1);
+      if (g->state == graph::phase::replaying) start_round(*worker_after_switch(), *g, 1);
       return WEFT_OK;
     case graph::phase::replaying: {
       if (g->cursor != g->sub_start[static_cast<std::size_t>(g->sub) + 1]) {
         --g->iteration;  // the message names the iteration that created too few tasks
         int s = changed(w, *g, g->cursor, "fewer tasks than recorded");
         ++g->iteration;
-        if (g->rerecord) start_recording(w, *g);
+        if (g->rerecord) start_recording(*worker_after_switch(), *g);
         return s;
       }
       if (++g->sub < g->unroll) return WEFT_OK;
@@ -557,15 +562,16 @@ int graph_end(worker& w) {
   int status = WEFT_OK;
   if (g->taskiter && g->state == graph::phase::recording) {
     finish_recording(w, *g);
-    if (g->state == graph::phase::replaying) run_rounds(w, *g);
+    if (g->state == graph::phase::replaying) run_rounds(*g);
   } else if (g->state == graph::phase::replaying && g->cursor != g->sub_start[static_cast<std::size_t>(g->sub) + 1]) {
     status = changed(w, *g, g->cursor, "fewer tasks than recorded");
   }
-  end_record_group(w, *g);
-  drain(w, *g);
+  worker& on = *worker_after_switch();  // the waits above may have moved this context
+  end_record_group(on, *g);
+  drain(on, *g);
   if (g->status != WEFT_OK) status = g->status;
-  w.current->graph_role = graph_none;
-  w.current->state.load(std::memory_order_relaxed)->open_graph = nullptr;
+  g->owner->graph_role = graph_none;
+  g->owner->state.load(std::memory_order_relaxed)->open_graph = nullptr;
   free_arrays(*g);
   delete[] g->rows;
   delete g;

@@ -68,6 +68,13 @@ void describe_pollers(char* out, std::size_t size) {
   }
 }
 
+void wake_sleeping_workers() {
+  core::runtime* rt = core::instance;
+  if (!rt) return;
+  int n = rt->worker_count.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i) sched::idle_park::wake(rt->workers[i]->sleep_word);
+}
+
 void clear_pollers() {
   std::lock_guard<std::mutex> g(registry_lock);
   for (auto& slot : poller_slots) {
@@ -107,7 +114,11 @@ int weft_poller_set_pending(weft_poller_t* handle, int pending) {
   if (!p) return WEFT_ERR_INVALID_ARGUMENT;
   // relaxed: a hint read by idle workers to choose between polling again and a short sleep.
   if (p->pending.exchange(pending != 0, std::memory_order_relaxed) != (pending != 0)) {
-    pollers_pending.fetch_add(pending ? 1 : -1, std::memory_order_relaxed);
+    // seq_cst, then the sleepers' words: a worker announces its sleep, then reads the count in its
+    // sleep condition (idle_wait), so one of the two sees the other. A worker asleep since before
+    // this poller existed would otherwise never call it.
+    pollers_pending.fetch_add(pending ? 1 : -1, std::memory_order_seq_cst);
+    if (pending) wake_sleeping_workers();
   }
   return WEFT_OK;
 }

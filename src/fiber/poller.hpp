@@ -36,6 +36,8 @@ inline bool pollers_expecting() {
 int poll_all(int worker_id);
 // For the watchdog: prints the registered pollers.
 void describe_pollers(char* out, std::size_t size);
+// Wakes every sleeping worker (a poller started expecting completions: they poll rather than sleep).
+void wake_sleeping_workers();
 // Unregisters every poller (finalize).
 void clear_pollers();
 

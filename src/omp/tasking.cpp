@@ -186,7 +186,7 @@ void spawn(worker& w, const task_request& r) {
   task* t = core::allocate_task(w, wrapped ? trampoline : reinterpret_cast<weft_task_fn>(r.fn), size,
                                 undeferred ? WEFT_TASK_UNDEFERRED : 0);
   if (!t)
-    fatal(w.refused == WEFT_ERR_GRAPH_CHANGED
+    fatal(core::worker_after_switch()->refused == WEFT_ERR_GRAPH_CHANGED
               ? "GOMP_task: the loop's tasks differ from its persistent graph's recording (WEFT_GRAPH_ON_CHANGE=error)"
               : "GOMP_task: out of memory for the task's data");
   char* dst = static_cast<char*>(t->arguments());

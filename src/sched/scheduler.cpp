@@ -417,7 +417,8 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins) {
       w.sleep_word,
       [&c] {
         return c.ready(c.arg) || work_visible(*c.rt, *c.crew) || c.rt->stopping.load(std::memory_order_relaxed) ||
-               c.w->inbox.load(std::memory_order_seq_cst) || deferred_pending.load(std::memory_order_seq_cst);
+               c.w->inbox.load(std::memory_order_seq_cst) || deferred_pending.load(std::memory_order_seq_cst) ||
+               fiber::pollers_pending.load(std::memory_order_seq_cst) != 0;  // see weft_poller_set_pending
       },
       timeout);
   spins = spin_rounds + yield_rounds - 1;  // after a wake-up, look for work once before sleeping
