@@ -108,7 +108,9 @@ ALPI_API int alpi_attr_size(uint64_t *attr_size);
 /* Runs body(body_args) as a task of its own, outside the caller's children (a taskwait of the
  * caller does not wait for it) and with its own dependence namespace; once it has completed
  * (events included), completion_callback(completion_args) runs (when not NULL). label may be NULL;
- * attr may be NULL. */
+ * attr may be NULL. Returns once the spawned task has started (the caller's worker runs it when no
+ * other worker takes it); a timed wait of the spawned task resumes on the worker it started on.
+ * ALPI_ERR_OUTSIDE_TASK on a thread that is not a weft worker (native door). */
 ALPI_API int alpi_task_spawn(void (*body)(void *), void *body_args, void (*completion_callback)(void *),
                              void *completion_args, const char *label, const struct alpi_attr *attr);
 
@@ -116,7 +118,9 @@ ALPI_API int alpi_task_spawn(void (*body)(void *), void *body_args, void (*compl
 
 /* The number of weft workers (starting the runtime when it is not running). */
 ALPI_API int alpi_cpu_count(uint64_t *count);
-/* The calling worker's index, in [0, count). On a weft worker thread only. */
+/* The calling worker's index, in [0, count). On a weft worker thread only. ALPI_ERR_UNKNOWN (and
+ * a message on stderr) for a worker added after alpi_cpu_count reported a smaller count: an OpenMP
+ * team larger than the pool, an adopted thread. */
 ALPI_API int alpi_cpu_logical_id(uint64_t *logical_id);
 /* The operating system's number of the CPU the caller runs on. On a weft worker thread only. */
 ALPI_API int alpi_cpu_system_id(uint64_t *system_id);

@@ -203,21 +203,23 @@ struct spawn_desc {
   void (*done)(void*);
   void* done_args;
   char* label;
-  std::atomic<bool>* finished;  // set once the callback has run (the OpenMP door's host thread)
+  std::atomic<bool>* started;  // the spawner's flag, set once when the body starts
 };
 
 void spawn_body(void* args) {
   spawn_desc* d = *static_cast<spawn_desc**>(args);
+  // The spawner returns once it sees the flag: its stack is not touched after the store.
+  std::atomic<bool>* started = d->started;
+  d->started = nullptr;
+  started->store(true, std::memory_order_release);
   d->body(d->body_args);
 }
 
 void spawn_completed(void* args) {
   spawn_desc* d = *static_cast<spawn_desc**>(args);
   if (d->done) d->done(d->done_args);
-  std::atomic<bool>* finished = d->finished;
   std::free(d->label);
   delete d;
-  if (finished) finished->store(true, std::memory_order_release);
 }
 
 // The launcher is a child of the spawning task and returns at once; the spawned task and its
@@ -240,21 +242,27 @@ void spawn_launcher(void* args) {
   weft_task_submit(done);
 }
 
-// The OpenMP door runs a task created in the sequential part only on the initial thread's gang,
-// which serves no task while the initial thread is in a parallel region (TAMPI spawns its poller
-// from MPI_Init). There a spawned task gets a thread of its own, adopted as a worker with a gang of
-// one: it runs the spawned task (parked while the task waits) and leaves once the task completed.
-void host_spawned(spawn_desc* d) {
-  std::atomic<bool> finished{false};
-  d->finished = &finished;
-  weft::omp::self();  // adopts this thread
-  weft_task_t* launcher = weft_task_create(spawn_launcher, &d, sizeof d, WEFT_TASK_DEFAULT);
-  if (!launcher || weft_task_submit(launcher) != WEFT_OK) {
-    std::fprintf(stderr, "weft: alpi_task_spawn: could not start the spawned task\n");
-    std::abort();
+// The largest count alpi_cpu_count reported for the running runtime: libraries size per-CPU
+// tables with it (TAMPI's queues and allocator caches), so a logical id at or past it would index
+// past their end.
+std::atomic<weft::core::runtime*> reported_for{nullptr};
+std::atomic<std::uint64_t> reported_cpus{0};
+
+void note_reported(std::uint64_t count) {
+  weft::core::runtime* rt = weft::core::instance;
+  if (reported_for.load(std::memory_order_acquire) != rt) {
+    reported_cpus.store(0, std::memory_order_relaxed);  // a new runtime since the last report
+    reported_for.store(rt, std::memory_order_release);
   }
-  while (!finished.load(std::memory_order_acquire)) alpi_task_waitfor_ns(200000, nullptr);
-  weft_taskwait();
+  std::uint64_t seen = reported_cpus.load(std::memory_order_relaxed);
+  while (seen < count && !reported_cpus.compare_exchange_weak(seen, count, std::memory_order_relaxed)) {
+  }
+}
+
+// 0 when no count was reported for the running runtime.
+std::uint64_t reported_limit() {
+  if (reported_for.load(std::memory_order_acquire) != weft::core::instance) return 0;
+  return reported_cpus.load(std::memory_order_relaxed);
 }
 
 alpi_attr default_attr{0};
@@ -484,19 +492,16 @@ ALPI_API int alpi_task_spawn(void (*body)(void*), void* body_args, void (*comple
   if (!body) return ALPI_ERR_PARAMETER;
   int status = ensure_runtime();
   if (status != ALPI_SUCCESS) return status;
-  auto* d = new (std::nothrow) spawn_desc{body, body_args, completion_callback, completion_args, nullptr, nullptr};
+  // Under the OpenMP door a thread that is not a worker yet becomes one, as at its first OpenMP
+  // call (the runtime may have been started by another thread).
+  if (!weft::core::current_worker && openmp_door_in_use()) weft::omp::self();
+  weft::core::worker* w = weft::core::current_worker;
+  if (!w) return ALPI_ERR_OUTSIDE_TASK;
+  if (!w->crew) return ALPI_ERR_UNKNOWN;  // cannot happen: code runs on a worker only in a gang
+  std::atomic<bool> started{false};
+  auto* d = new (std::nothrow) spawn_desc{body, body_args, completion_callback, completion_args, nullptr, &started};
   if (!d) return ALPI_ERR_OUT_OF_MEMORY;
   if (label && weft_trace_enabled()) d->label = strdup(label);
-  if (openmp_door_in_use()) {
-    try {
-      std::thread(host_spawned, d).detach();
-    } catch (...) {
-      std::free(d->label);
-      delete d;
-      return ALPI_ERR_OUT_OF_MEMORY;
-    }
-    return ALPI_SUCCESS;
-  }
   weft_task_t* launcher = weft_task_create(spawn_launcher, &d, sizeof d, WEFT_TASK_DEFAULT);
   if (!launcher) {
     status = from_weft(weft_last_error());
@@ -504,7 +509,21 @@ ALPI_API int alpi_task_spawn(void (*body)(void*), void* body_args, void (*comple
     delete d;
     return status;
   }
-  return from_weft(weft_task_submit(launcher));
+  status = from_weft(weft_task_submit(launcher));
+  if (status != ALPI_SUCCESS) {
+    std::free(d->label);  // the launcher never runs
+    delete d;
+    return status;
+  }
+  // Return only once the spawned task has started: run it here if no other worker takes it. Its
+  // first wait then parks it on a worker of the caller's gang, and a timer thread that ends a wait
+  // hands the context back to that worker, whatever gang it serves by then. Under the OpenMP door
+  // the caller is the initial thread in MPI_Init: its sequential-part tasks would otherwise wait
+  // until it leaves every parallel region, and a thread of the spawned task's own would be a
+  // worker past alpi_cpu_count (TAMPI indexes per-CPU queues with the logical id).
+  // `started` lives on this stack: no return before the body has set it.
+  while (!started.load(std::memory_order_acquire)) weft_taskyield();
+  return ALPI_SUCCESS;
 }
 
 ALPI_API int alpi_cpu_count(uint64_t* count) {
@@ -514,6 +533,7 @@ ALPI_API int alpi_cpu_count(uint64_t* count) {
   int n = weft_num_workers();
   if (n <= 0) return ALPI_ERR_NOT_INITIALIZED;
   *count = static_cast<std::uint64_t>(n);
+  note_reported(*count);
   return ALPI_SUCCESS;
 }
 
@@ -521,6 +541,18 @@ ALPI_API int alpi_cpu_logical_id(uint64_t* logical_id) {
   if (!logical_id) return ALPI_ERR_PARAMETER;
   int id = weft_worker_id();
   if (id < 0) return ALPI_ERR_OUTSIDE_TASK;
+  // A worker added after the count was reported (an OpenMP team larger than the pool, an adopted
+  // thread) has no slot in the caller's per-CPU tables: an error, rather than an index past them.
+  std::uint64_t limit = reported_limit();
+  if (limit && static_cast<std::uint64_t>(id) >= limit) {
+    static std::atomic<bool> told{false};
+    if (!told.exchange(true, std::memory_order_relaxed))
+      std::fprintf(stderr,
+                   "weft: alpi_cpu_logical_id: worker %d was added after alpi_cpu_count reported %llu CPUs; "
+                   "its id is past the caller's per-CPU tables\n",
+                   id, static_cast<unsigned long long>(limit));
+    return ALPI_ERR_UNKNOWN;
+  }
   *logical_id = static_cast<std::uint64_t>(id);
   return ALPI_SUCCESS;
 }

@@ -2,7 +2,10 @@
 // blocked task frees its core), events holding a task's successors and its parent's taskwait
 // (decreased from foreign threads, after the body returned), timed waits, CPU queries, spawned
 // tasks, and the error codes of calls outside tasks or with bad arguments. 1, 2 and 8 workers.
+// Under the OpenMP door (a child process that calls GOMP_parallel like a gcc -fopenmp program):
+// a spawned task runs on the pool's workers, and logical ids stay below alpi_cpu_count.
 #include <alpi.h>
+#include <dlfcn.h>
 #include <weft/weft.h>
 #include <weft/weft.hpp>
 
@@ -11,6 +14,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -467,6 +472,8 @@ TEST_P(Alpi, SpawnIsIndependentAndCallsBackAfterCompletion) {
   EXPECT_EQ(size, 0u);
   ASSERT_EQ(alpi_attr_init(attr), ALPI_SUCCESS);
   ASSERT_EQ(alpi_task_spawn(spawned_body, &p, spawned_done, &p, "alpi-test-poller", attr), ALPI_SUCCESS);
+  // The spawn returns once the spawned task has started (on one worker: run by the spawner's).
+  EXPECT_TRUE(p.ran.load());
   ASSERT_EQ(alpi_attr_destroy(attr), ALPI_SUCCESS);
   // The spawner's taskwait does not wait for the spawned task, which runs until told to stop.
   auto t0 = clock_type::now();
@@ -489,6 +496,147 @@ TEST_P(Alpi, SpawnIsIndependentAndCallsBackAfterCompletion) {
   EXPECT_EQ(p.errors.load(), 0);
 }
 
+// From inside a task: the spawning task steps aside until the spawned one has started, and its
+// parent's taskwait does not wait for the spawned task.
+TEST_P(Alpi, SpawnFromATaskStartsBeforeReturning) {
+  spawn_probe p;
+  std::atomic<bool> started_at_return{false};
+  std::atomic<int> rc{-1};
+  weft::spawn([&] {
+    rc = alpi_task_spawn(spawned_body, &p, spawned_done, &p, nullptr, nullptr);
+    started_at_return = p.ran.load();
+  });
+  weft::taskwait();
+  ASSERT_EQ(rc.load(), ALPI_SUCCESS);
+  EXPECT_TRUE(started_at_return.load());
+  EXPECT_FALSE(p.completed.load());
+  p.stop = true;
+  ASSERT_TRUE(wait_in_weft([&] { return p.handle.load() != nullptr; }));
+  p.decreased = true;
+  EXPECT_EQ(alpi_task_events_decrease(p.handle.load(), 1), ALPI_SUCCESS);
+  EXPECT_TRUE(wait_in_weft([&] { return p.completed.load(); })) << "completion callback never ran";
+  EXPECT_EQ(p.errors.load(), 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Workers, Alpi, ::testing::Values(1, 2, 8), susp::worker_name);
 
 }  // namespace
+
+// --- the OpenMP door ------------------------------------------------------------------------------
+// What TAMPI does in a gcc -fopenmp program preloaded with weft: MPI_Init spawns polling tasks from
+// the sequential part, later tasks in parallel regions index per-CPU tables with their logical id.
+extern "C" void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags);
+extern "C" int omp_get_thread_num(void);
+
+namespace {
+
+struct door_poller {
+  std::atomic<bool> stop{false};
+  std::atomic<bool> completed{false};
+  std::atomic<std::uint64_t> polls{0};
+};
+
+void door_poll(void* arg) {
+  auto* p = static_cast<door_poller*>(arg);
+  while (!p->stop.load()) {
+    p->polls++;
+    alpi_task_waitfor_ns(100000, nullptr);
+  }
+}
+
+void door_poll_done(void* arg) { static_cast<door_poller*>(arg)->completed = true; }
+
+struct door_region {
+  door_poller* poller;
+  std::uint64_t count;
+  std::atomic<int> errors{0};
+  std::atomic<int> past_count{0};  // members whose logical id was refused
+};
+
+// Every member waits (parked, not holding its worker) until the poller has made progress: the
+// poller must run while the initial thread is inside the region.
+void door_members_wait_for_poller(void* arg) {
+  auto* r = static_cast<door_region*>(arg);
+  uint64_t id = 999;
+  if (alpi_cpu_logical_id(&id) != ALPI_SUCCESS || id >= r->count) r->errors++;
+  std::uint64_t start = r->poller->polls.load();
+  auto deadline = clock_type::now() + std::chrono::seconds(10);
+  while (r->poller->polls.load() < start + 10) {
+    if (clock_type::now() > deadline) {
+      std::fprintf(stderr, "member %d: the poller made no progress inside the region\n", omp_get_thread_num());
+      r->errors++;
+      return;
+    }
+    alpi_task_waitfor_ns(100000, nullptr);
+  }
+}
+
+void door_member_ids(void* arg) {
+  auto* r = static_cast<door_region*>(arg);
+  uint64_t id = 999;
+  int rc = alpi_cpu_logical_id(&id);
+  if (weft_worker_id() >= static_cast<int>(r->count)) {
+    if (rc == ALPI_ERR_UNKNOWN) r->past_count++;
+    else r->errors++;
+  } else if (rc != ALPI_SUCCESS || id != static_cast<uint64_t>(weft_worker_id())) {
+    r->errors++;
+  }
+}
+
+[[noreturn]] void door_fail(const char* what) {
+  std::fprintf(stderr, "door: %s\n", what);
+  std::_Exit(1);
+}
+
+int door_failures = 0;
+void door_check(bool ok, const char* what) {
+  if (ok) return;
+  std::fprintf(stderr, "door: %s\n", what);
+  ++door_failures;
+}
+
+void door_scenario() {
+  // GOMP_parallel resolves into libweft: with libgomp loaded, weft takes this for an OpenMP
+  // program on its door (the door read OMP_NUM_THREADS=2 when libweft loaded).
+  if (!dlopen("libgomp.so.1", RTLD_LAZY | RTLD_LOCAL)) door_fail("libgomp.so.1 cannot be loaded");
+  uint64_t count = 0;
+  if (alpi_cpu_count(&count) != ALPI_SUCCESS || count != 2) door_fail("alpi_cpu_count is not OMP_NUM_THREADS");
+  door_poller p;
+  for (int i = 0; i < 2; ++i)  // TAMPI spawns two (requests, completions)
+    if (alpi_task_spawn(door_poll, &p, i ? door_poll_done : nullptr, &p, "door-poller", nullptr) != ALPI_SUCCESS)
+      door_fail("alpi_task_spawn failed");
+  door_check(p.polls.load() >= 2, "a spawned task had not started when the spawn returned");
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  door_check(weft_num_workers() == 2, "a spawned task added a worker");
+  door_region r;
+  r.poller = &p;
+  r.count = count;
+  GOMP_parallel(door_members_wait_for_poller, &r, 2, 0);
+  GOMP_parallel(door_members_wait_for_poller, &r, 1, 0);
+  door_check(r.errors.load() == 0, "a member's logical id, or the poller's progress inside a region");
+  door_check(weft_num_workers() == 2, "the regions added a worker");
+  // A team larger than the pool adds a worker past the count: its logical id is refused.
+  r.errors = 0;
+  GOMP_parallel(door_member_ids, &r, 3, 0);
+  door_check(r.errors.load() == 0, "logical ids in a team larger than the pool");
+  door_check(r.past_count.load() == 1, "the worker past the count got a logical id");
+  p.stop = true;
+  auto deadline = clock_type::now() + std::chrono::seconds(10);
+  while (!p.completed.load()) {
+    if (clock_type::now() > deadline) door_fail("the spawned task never completed");
+    alpi_task_waitfor_ns(1000000, nullptr);
+  }
+  std::_Exit(door_failures ? 1 : 0);
+}
+
+}  // namespace
+
+TEST(AlpiOpenMPDoor, SpawnedTasksRunOnThePoolAndIdsStayBelowTheCount) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // a fresh process: the door starts the runtime
+  const char* saved = std::getenv("OMP_NUM_THREADS");
+  std::string old = saved ? saved : "";
+  setenv("OMP_NUM_THREADS", "2", 1);
+  EXPECT_EXIT(door_scenario(), ::testing::ExitedWithCode(0), "");
+  if (saved) setenv("OMP_NUM_THREADS", old.c_str(), 1);
+  else unsetenv("OMP_NUM_THREADS");
+}
