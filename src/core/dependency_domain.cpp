@@ -1,5 +1,6 @@
 #include "core/dependency_domain.hpp"
 
+#include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
@@ -15,17 +16,45 @@ void release_hold(worker& w, task* t) {
   if (--t->domain_refs == 0) drop_ref(w, t);
 }
 
-// Fibonacci hashing: the high bits of a multiplication mix every bit of the address.
-std::uint32_t hash_address(const void* a) {
-  return static_cast<std::uint32_t>((reinterpret_cast<std::uintptr_t>(a) * 0x9E3779B97F4A7C15ull) >> 32);
+// The slot for pred's successor number n >= inline_successors, in its overflow blocks (made here).
+[[gnu::noinline]] task** overflow_slot(worker& w, task* pred, std::uint32_t n) {
+  std::uint32_t index = n - inline_successors;
+  std::uint32_t in_block = index % block_successors;
+  successor_block* b;
+  if (index == 0) {
+    b = static_cast<successor_block*>(w.successor_cache.allocate());
+    b->next = nullptr;
+    b->tail = b;
+    pred->more_successors = b;
+  } else {
+    successor_block* first = pred->more_successors;
+    b = first->tail;
+    if (in_block == 0) {
+      // The completer reads b->next only for slots it was told exist (the count below), so
+      // linking a block for a slot whose edge then gets pruned is harmless; blocks are freed
+      // with the task.
+      successor_block* nb = static_cast<successor_block*>(w.successor_cache.allocate());
+      nb->next = nullptr;
+      b->next = nb;
+      first->tail = nb;
+      b = nb;
+    }
+  }
+  return &b->slot[in_block];
+}
+
+// What an edge made costs besides its slot: trace and priority-propagation records, when on.
+[[gnu::noinline, gnu::cold]] void edge_observers(worker& w, task* pred, task* succ) {
+  if (trace::on) trace_edge_event(w, pred, succ);
+  if (sched::propagation_records(sched::propagation())) sched::propagation_edge(w, pred, succ);
 }
 }  // namespace
 
 // Adds pred -> succ unless it already exists (the producer creates all edges into one successor
 // before the next task exists, so a short list of the predecessors linked to the current successor
 // detects duplicates in O(1)) or pred has already completed (pruned: the successor does not need
-// to wait for it).
-static bool link(worker& w, task* pred, task* succ) {
+// to wait for it). Inline with its rare parts out of line: it runs for every access of every task.
+static inline bool link(worker& w, task* pred, task* succ) {
   if (pred == succ) return false;  // a task naming an address twice: no edge to itself
   // Duplicate detection against the predecessors already linked to succ, kept by the producer
   // (all edges into a task are made while it is submitted): no read of pred's line, which the
@@ -49,47 +78,19 @@ static bool link(worker& w, task* pred, task* succ) {
     worker_counters::bump(w.counters.edges_pruned);
     return false;
   }
-  if (n < inline_successors) {
-    pred->slot[n] = succ;
-  } else {
-    std::uint32_t index = n - inline_successors;
-    std::uint32_t in_block = index % block_successors;
-    successor_block* b;
-    if (index == 0) {
-      b = static_cast<successor_block*>(w.successor_cache.allocate());
-      b->next = nullptr;
-      b->tail = b;
-      pred->more_successors = b;
-    } else {
-      successor_block* first = pred->more_successors;
-      b = first->tail;
-      if (in_block == 0) {
-        // The completer reads b->next only for slots it was told exist (the count below), so
-        // linking a block for a slot whose edge then gets pruned is harmless; blocks are freed
-        // with the task.
-        successor_block* nb = static_cast<successor_block*>(w.successor_cache.allocate());
-        nb->next = nullptr;
-        b->next = nb;
-        first->tail = nb;
-        b = nb;
-      }
-    }
-    b->slot[in_block] = succ;
-  }
+  *(n < inline_successors ? &pred->slot[n] : overflow_slot(w, pred, n)) = succ;
   // Release publishes the slot; fails only if pred completed meanwhile (then the edge is pruned).
   if (!pred->successors.compare_exchange_strong(n, n + 1, std::memory_order_release, std::memory_order_acquire)) {
     worker_counters::bump(w.counters.edges_pruned);
     return false;
   }
   worker_counters::bump(w.counters.edges_created);
-  if (trace::on) [[unlikely]]
-    trace_edge_event(w, pred, succ);
-  if (sched::propagation_records(sched::propagation())) [[unlikely]]
-    sched::propagation_edge(w, pred, succ);
+  if (trace::on || sched::propagation_records(sched::propagation())) [[unlikely]]
+    edge_observers(w, pred, succ);
   return true;
 }
 
-void add_edge(worker& w, task* pred, task* succ, int& added) {
+static inline void add_edge(worker& w, task* pred, task* succ, int& added) {
   if (link(w, pred, succ)) ++added;
 }
 
@@ -101,41 +102,37 @@ bool finish_linking(task* t, int added) {
     t->preds.store(0, std::memory_order_relaxed);
     return true;
   }
-  // acq_rel: the last predecessor's effects must be visible if we are the one reaching zero.
-  return t->preds.fetch_sub(creation_guard - added, std::memory_order_acq_rel) == creation_guard - added;
+  // Every predecessor already done (the count can change no more): no atomic write. Acquire, and
+  // acq_rel otherwise: the predecessors' effects are visible if this ends the count.
+  const std::int32_t done = creation_guard - added;
+  return t->preds.load(std::memory_order_acquire) == done ||
+         t->preds.fetch_sub(done, std::memory_order_acq_rel) == done;
 }
 
-dependency_domain::dependency_domain() : table_(16), mask_(15) {
+dependency_domain::dependency_domain() : table_(16), mask_(15), bits_(4) {
   for (auto& r : table_) r.address = nullptr;
 }
 
-access_record& dependency_domain::find_or_insert(worker& w, const void* address) {
-  std::uint32_t i = hash_address(address) & mask_;
-  for (;;) {
-    access_record& r = table_[i];
-    if (r.address == address) return r;
-    if (r.address == nullptr) {
-      if ((occupied_.size() + 1) * 2 > table_.size()) {
-        // Half full: first forget the records whose tasks have all finished (they can only
-        // produce pruned edges); if the table is still over a quarter full, double it. After a
-        // sweep at least a quarter of the slots are free, so sweeps cost O(1) per insertion and
-        // the table stays proportional to the live tasks.
-        rebuild(w, table_.size());
-        if (occupied_.size() * 4 > table_.size()) rebuild(w, table_.size() * 2);
-        return find_or_insert(w, address);
-      }
-      r.address = address;
-      r.gate = nullptr;
-      r.group = 0;
-      r.count = 0;
-      r.joined = 0;
-      r.capacity = record_members;
-      r.spilled = nullptr;
-      occupied_.push_back(i);
-      return r;
-    }
-    i = (i + 1) & mask_;
+access_record& dependency_domain::insert(worker& w, const void* address, std::uint32_t i) {
+  if ((occupied_.size() + 1) * 2 > table_.size()) {
+    // Half full: first forget the records whose tasks have all finished (they can only produce
+    // pruned edges); if the table is still over a quarter full, double it. After a sweep at least
+    // a quarter of the slots are free, so sweeps cost O(1) per insertion and the table stays
+    // proportional to the live tasks.
+    rebuild(w, table_.size());
+    if (occupied_.size() * 4 > table_.size()) rebuild(w, table_.size() * 2);
+    return find_or_insert(w, address);
   }
+  access_record& r = table_[i];
+  r.address = address;
+  r.gate = nullptr;
+  r.group = 0;
+  r.count = 0;
+  r.joined = 0;
+  r.capacity = record_members;
+  r.spilled = nullptr;
+  occupied_.push_back(i);
+  return r;
 }
 
 namespace {
@@ -159,6 +156,7 @@ void dependency_domain::rebuild(worker& w, std::size_t size) {
   std::vector<access_record> old(size);
   old.swap(table_);
   mask_ = static_cast<std::uint32_t>(table_.size() - 1);
+  bits_ = static_cast<std::uint32_t>(std::countr_zero(table_.size()));
   for (auto& r : table_) r.address = nullptr;
   std::vector<std::uint32_t> used;
   used.swap(occupied_);
@@ -171,7 +169,7 @@ void dependency_domain::rebuild(worker& w, std::size_t size) {
       std::free(r.spilled);
       continue;
     }
-    std::uint32_t i = hash_address(r.address) & mask_;
+    std::uint32_t i = hash_address(r.address, bits_);
     while (table_[i].address) i = (i + 1) & mask_;
     table_[i] = r;
     occupied_.push_back(i);
@@ -193,8 +191,10 @@ void dependency_domain::set_gate(worker& w, access_record& r, task* gate) {
 
 // Joins the members of r's group into one node that becomes the gate.
 void dependency_domain::reset_members(access_record& r) {
-  std::free(r.spilled);
-  r.spilled = nullptr;
+  if (r.spilled) {
+    std::free(r.spilled);
+    r.spilled = nullptr;
+  }
   r.capacity = record_members;
   r.group = 0;
   r.count = 0;
@@ -235,7 +235,8 @@ void dependency_domain::join(worker& w, access_record& r, std::uint8_t node_flag
   r.joined = 1;
 }
 
-void dependency_domain::push_member(worker& w, access_record& r, task* t) {
+// A member for a joined group (linked to its node), or one for a full list (after making room).
+void dependency_domain::push_member_slow(worker& w, access_record& r, task* t) {
   if (r.joined) {
     task* node = r.member[0];
     int edges = 0;
@@ -244,29 +245,34 @@ void dependency_domain::push_member(worker& w, access_record& r, task* t) {
     if (node->flags & flag_mutex_group) attach_mutex_group(w, t, node);
     return;
   }
-  if (r.count == r.capacity) {
-    // Full: drop the members that have finished, then grow if still more than half full, so the
-    // list costs O(1) per member and stays proportional to the live ones.
-    task** m = r.members();
-    std::uint32_t kept = 0;
-    for (std::uint32_t i = 0; i < r.count; ++i) {
-      if (finished(m[i])) {
-        release_hold(w, m[i]);
-      } else {
-        m[kept++] = m[i];
-      }
-    }
-    r.count = kept;
-    if (kept * 2 > r.capacity) {
-      std::uint32_t capacity = r.capacity * 2;
-      auto** grown = static_cast<task**>(std::malloc(capacity * sizeof(task*)));
-      if (!grown) throw std::bad_alloc();
-      std::memcpy(grown, m, kept * sizeof(task*));
-      std::free(r.spilled);
-      r.spilled = grown;
-      r.capacity = capacity;
+  // Full: drop the members that have finished, then grow if still more than half full, so the
+  // list costs O(1) per member and stays proportional to the live ones.
+  task** m = r.members();
+  std::uint32_t kept = 0;
+  for (std::uint32_t i = 0; i < r.count; ++i) {
+    if (finished(m[i])) {
+      release_hold(w, m[i]);
+    } else {
+      m[kept++] = m[i];
     }
   }
+  r.count = kept;
+  if (kept * 2 > r.capacity) {
+    std::uint32_t capacity = r.capacity * 2;
+    auto** grown = static_cast<task**>(std::malloc(capacity * sizeof(task*)));
+    if (!grown) throw std::bad_alloc();
+    std::memcpy(grown, m, kept * sizeof(task*));
+    std::free(r.spilled);
+    r.spilled = grown;
+    r.capacity = capacity;
+  }
+  hold(t);
+  r.members()[r.count++] = t;
+}
+
+void dependency_domain::push_member(worker& w, access_record& r, task* t) {
+  if (r.joined || r.count == r.capacity) [[unlikely]]
+    return push_member_slow(w, r, t);
   hold(t);
   r.members()[r.count++] = t;
 }

@@ -24,6 +24,12 @@ struct worker;
 
 inline constexpr std::uint32_t record_members = 5;
 
+// Fibonacci hashing: the top `bits` bits of a multiplication mix every bit of the address, and
+// spread consecutive addresses (a field's cells) over the table without collisions.
+inline std::uint32_t hash_address(const void* a, std::uint32_t bits) {
+  return static_cast<std::uint32_t>((reinterpret_cast<std::uintptr_t>(a) * 0x9E3779B97F4A7C15ull) >> (64 - bits));
+}
+
 struct access_record {
   const void* address;  // null: free slot
   task* gate;
@@ -49,18 +55,30 @@ class dependency_domain {
   bool empty() const { return occupied_.empty(); }
 
  private:
-  access_record& find_or_insert(worker& w, const void* address);
+  // The record of address, made if new (the rare part out of line).
+  access_record& find_or_insert(worker& w, const void* address) {
+    std::uint32_t i = hash_address(address, bits_);
+    for (;;) {
+      access_record& r = table_[i];
+      if (r.address == address) return r;
+      if (r.address == nullptr) return insert(w, address, i);
+      i = (i + 1) & mask_;
+    }
+  }
+  [[gnu::noinline]] access_record& insert(worker& w, const void* address, std::uint32_t slot);
   void rebuild(worker& w, std::size_t size);
   task* close_group(worker& w, access_record& r);
   void hold(task* t);
   void set_gate(worker& w, access_record& r, task* gate);
   void push_member(worker& w, access_record& r, task* t);
+  [[gnu::noinline]] void push_member_slow(worker& w, access_record& r, task* t);
   void join(worker& w, access_record& r, std::uint8_t node_flags);
   void reset_members(access_record& r);
 
   std::vector<access_record> table_;
   std::vector<std::uint32_t> occupied_;  // slots in use, for a clear proportional to use
   std::uint32_t mask_ = 0;
+  std::uint32_t bits_ = 0;  // log2 of the table's size: hashes take the product's top bits
 };
 
 // Failure payload a child handed to its parent (weft_report_error).

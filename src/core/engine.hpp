@@ -72,6 +72,8 @@ void complete_node(worker& w, task* t);
 void drop_ref(worker& w, task* t);
 // Called when t's last predecessor is gone: mutexes, then the ready queues.
 void predecessors_done(worker& w, task* t, bool may_run_next);
+// A task ready as its producer creates (or opens) it: the producer's local buffer or the queues.
+void ready_at_birth(worker& w, task* t);
 int taskwait(worker& w);
 // A scheduling point: lets other ready work run first when there is some.
 void taskyield(worker& w);
@@ -95,7 +97,13 @@ void attach_mutex_group(worker& w, task* t, task* group);
 
 // --- edges (core/dependency_domain.cpp) -------------------------------------------------------
 inline constexpr std::int32_t creation_guard = 1 << 30;
-void add_edge(worker& w, task* pred, task* succ, int& added);
+// Counts down one of s's predecessors; true when it was the last. Edges into s are only added
+// under its creation guard, so a count of 1 (guard gone, every other predecessor done) can change
+// no more: the last one skips the atomic write. Acquire, and acq_rel otherwise: every
+// predecessor's effects reach whoever runs s (made ready by the last one, through a queue).
+inline bool last_predecessor(task* s) {
+  return s->preds.load(std::memory_order_acquire) == 1 || s->preds.fetch_sub(1, std::memory_order_acq_rel) == 1;
+}
 // Ends the creation guard once all of t's incoming edges exist; true when none is unresolved.
 bool finish_linking(task* t, int added);
 
@@ -123,6 +131,13 @@ inline task* find_work(worker& w) {
     if (w.local_count == 1 || (w.local_count && w.crew->members.size() == 1)) return w.local[--w.local_count];
   }
   return find_queued_work(w);
+}
+// Whether find_work would surely return a child of the running task (from the depth-first slot
+// or the local buffer); false when it cannot tell cheaply.
+inline bool next_is_child(const worker& w) {
+  if (instance->priority_ready.load(std::memory_order_relaxed) > 0) return false;
+  task* t = w.next ? w.next : w.local_count ? w.local[w.local_count - 1] : nullptr;
+  return t && !(reinterpret_cast<std::uintptr_t>(t) & 1) && t->parent == w.current;  // low bit: a context
 }
 // Moves the worker's local ready tasks to its queue (before it changes gangs, or for thieves).
 void spill_local(worker& w, int keep = 0);

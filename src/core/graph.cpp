@@ -177,11 +177,21 @@ void prepare_array(graph& g, int a) {
   }
 }
 
+// Whether instance v of round r waits for the producer to open it (a creation guard). In
+// re-execute mode every task does: the producer writes its arguments first. A taskiter round only
+// needs its roots guarded (the tasks without a predecessor in the round): every other task follows
+// a root through the round's edges. In a last round cut short, the tasks not opened stay guarded.
+inline bool guarded(const graph& g, const graph_node& node, std::uint32_t v, long r) {
+  return !g.taskiter || node.round_preds == 0 || (r == g.partial_round && v >= g.partial_count);
+}
+
 // Sets an instance up for round r: it waits for its predecessors in round r (and, from round 2 on,
-// in round r-1: round 1 follows the recorded round through the wait that ended it) plus the
-// creation guard the producer lifts when it opens the task.
+// in round r-1: round 1 follows the recorded round through the wait that ended it), plus, when
+// guarded, the creation guard the producer lifts when it opens the task.
 inline void arm_instance(const graph& g, task* t, const graph_node& node, long r) {
-  t->preds.store(node.round_preds + (r >= 2 ? node.cyclic_preds : 0) + creation_guard, std::memory_order_relaxed);
+  t->preds.store(node.round_preds + (r >= 2 ? node.cyclic_preds : 0) +
+                     (guarded(g, node, t->replay.node, r) ? creation_guard : 0),
+                 std::memory_order_relaxed);
   t->priority = g.taskiter ? node.priority : 0;
   t->flags = node.args_size > WEFT_INLINE_ARGS_SIZE ? flag_large_args : 0;
   t->door_bits = g.taskiter ? node.door_bits : 0;
@@ -299,24 +309,61 @@ void apply_level(const graph& g, task* t) {
   sched::set_priority_of(t, static_cast<std::uint16_t>(std::max(given, level)));
 }
 
-void open(worker& w, graph& g, task* t) {
+// Ready when opened: like an ordinary task ready at birth (see submit_plain), to the producer's
+// local buffer when nothing should see it sooner.
+void ready_opened(worker& w, const graph& g, task* t) {
+  if (g.iteration_priority) return ready(w, g, t, false);
+  ready_at_birth(w, t);
+}
+
+// Everything an opened instance needs before it may run, but its counts.
+inline void prepare_open(worker& w, graph& g, task* t, taskgroup* group) {
   if (trace::on && g.taskiter) [[unlikely]]
     trace_replayed(w, g, t);
   apply_level(g, t);
   t->flags |= flag_submitted;
-  // Counted in the owner's innermost open taskgroup, like an ordinary child.
-  parent_state* ps = g.owner->state.load(std::memory_order_relaxed);
-  taskgroup* group = ps->current_group ? ps->current_group : g.owner->group;
   t->group = group;
   if (group) group_created(w, group);
-  ++g.owner->children_created;
-  ++g.opened[g.array_of(t->replay.round)];
-  worker_counters::bump(w.counters.tasks_created);
-  worker_counters::bump(w.counters.graph_replayed);
-  w.submitted.store(w.submitted.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  // acq_rel: the producer's writes (arguments) reach the task; the predecessors' effects too.
   trace_point(w, trace::event_type::task_submit, trace_id(t), 0, g.nodes[t->replay.node].access_count);
-  if (t->preds.fetch_sub(creation_guard, std::memory_order_acq_rel) == creation_guard) ready(w, g, t, false);
+}
+
+// Counts n opened instances of array a as the owner's children.
+inline void count_opened(worker& w, graph& g, int a, std::uint32_t n) {
+  g.owner->children_created += n;
+  g.opened[a] += n;
+  worker_counters::bump(w.counters.tasks_created, n);
+  worker_counters::bump(w.counters.graph_replayed, n);
+  w.submitted.store(w.submitted.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+
+// The owner's innermost open taskgroup: instances are counted in it, like ordinary children.
+taskgroup* group_of_owner(const graph& g) {
+  parent_state* ps = g.owner->state.load(std::memory_order_relaxed);
+  return ps->current_group ? ps->current_group : g.owner->group;
+}
+
+// Lifts an instance's creation guard (acq_rel: the producer's writes, arguments included, reach the
+// task; the predecessors' effects too).
+inline void lift_guard(worker& w, const graph& g, task* t) {
+  if (t->preds.fetch_sub(creation_guard, std::memory_order_acq_rel) == creation_guard) ready_opened(w, g, t);
+}
+
+// Re-execute mode: one instance, matched and given its arguments.
+void open(worker& w, graph& g, task* t) {
+  prepare_open(w, g, t, group_of_owner(g));
+  count_opened(w, g, g.array_of(t->replay.round), 1);
+  lift_guard(w, g, t);
+}
+
+// Taskiter: the first `count` instances of round r. All are set up and counted before the first
+// guard is lifted: the unguarded ones may run as soon as a root does.
+void open_round(worker& w, graph& g, long r, std::uint32_t count) {
+  task* base = g.instances[g.array_of(r)];
+  taskgroup* group = group_of_owner(g);
+  for (std::uint32_t v = 0; v < count; ++v) prepare_open(w, g, base + v, group);
+  count_opened(w, g, g.array_of(r), count);
+  for (std::uint32_t v = 0; v < count; ++v)
+    if (guarded(g, g.nodes[v], v, r)) lift_guard(w, g, base + v);
 }
 
 // Round r starts being created. Round r+1 must be armed first, so that round r's tasks can count
@@ -396,6 +443,12 @@ void finish_recording(worker& w, graph& g) {
   g.sub_start.push_back(g.size());
   g.sub_start.resize(static_cast<std::size_t>(g.unroll) + 1, g.size());
   build_edges(g);
+  // Taskiter with a trip count that is not a multiple of unroll: its last round runs only the
+  // first iterations of the recording.
+  if (g.taskiter && g.iterations != -1 && g.iterations % g.unroll) {
+    g.partial_round = (g.iterations + g.unroll - 1) / g.unroll - 1;
+    g.partial_count = g.sub_start[static_cast<std::size_t>(g.iterations % g.unroll)];
+  }
   if (sched::propagation() != WEFT_PRIORITY_AS_GIVEN) compute_levels(g);
   if (trace::on) [[unlikely]]
     trace_graph_edges(w, g);
@@ -450,7 +503,6 @@ int settings(graph& g, const weft_graph_options_t* o) {
 // Taskiter: rounds 1.. run from the recording alone.
 void run_rounds(graph& g) {  // each wait may move this context: the worker is re-read after it
   long rounds = g.iterations == -1 ? LONG_MAX : (g.iterations + g.unroll - 1) / g.unroll;
-  int last_subs = g.iterations == -1 ? 0 : static_cast<int>(g.iterations % g.unroll);
   for (long r = 1; r < rounds && g.state == graph::phase::replaying; ++r) {
     if (g.condition) {
       wait_round(*worker_after_switch(), g, r - 1);  // the control step: after every task of the previous round
@@ -459,9 +511,7 @@ void run_rounds(graph& g) {  // each wait may move this context: the worker is r
     start_round(*worker_after_switch(), g, r);
     worker& on = *worker_after_switch();  // the waits above may have moved this context
     g.iteration = r * g.unroll;
-    std::uint32_t count = (r == rounds - 1 && last_subs) ? g.sub_start[static_cast<std::size_t>(last_subs)] : g.size();
-    task* base = g.instances[g.array_of(r)];
-    for (std::uint32_t v = 0; v < count; ++v) open(on, g, base + v);
+    open_round(on, g, r, r == g.partial_round ? g.partial_count : g.size());
   }
 }
 
@@ -739,8 +789,7 @@ void graph_release(worker& w, task* t) {
   task* next = g.instances[g.array_of(r + 1)];
   bool first = !g.iteration_priority;
   auto count_down = [&](task* s) {
-    // acq_rel: t's effects reach s's runner; the last predecessor sees the others'.
-    if (s->preds.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    if (last_predecessor(s)) {
       ready(w, g, s, first);
       first = false;
     }

@@ -70,6 +70,8 @@ struct graph {
   int lookahead = 2;
   int window = 4;
   long iterations = 0;  // taskiter: total, or -1 (condition)
+  long partial_round = -1;         // taskiter: a last round cut short (iterations % unroll), if any,
+  std::uint32_t partial_count = 0;  // and the instances it runs
   int (*condition)(void*) = nullptr;
   void* condition_arg = nullptr;
 

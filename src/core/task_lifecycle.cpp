@@ -99,8 +99,7 @@ void release_mutexes(worker& w, task* t) {
 }
 
 void release_one(worker& w, task* s, bool& first) {
-  // acq_rel: the predecessor's effects (release) must be visible to whoever runs s (acquire).
-  if (s->preds.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (!last_predecessor(s)) return;
   if (s->flags & flag_redirect) {
     w.redirect_worklist.push_back(s);
     return;
@@ -421,8 +420,10 @@ void drop_ref(worker& w, task* t) {
     free_task(w, t);
     return;
   }
-  // acq_rel: whoever frees t must see every other holder's last use of it.
-  if (t->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) free_task(w, t);
+  // References are only taken by a holder, so the sole holder (1) frees without an atomic write;
+  // acquire, and acq_rel otherwise: whoever frees t sees every other holder's last use of it.
+  if (t->refs.load(std::memory_order_acquire) == 1 || t->refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    free_task(w, t);
 }
 
 void complete_node(worker& w, task* node) {
@@ -501,21 +502,23 @@ int submit_plain(worker& w, task* t) {
     drop_ref(*worker_after_switch(), t);
     return WEFT_OK;
   }
-  if (finish_linking(t, added)) {
-    runtime& rt = *instance;
-    // Ready at birth while this producer already has max_ready tasks queued, or in a gang of one
-    // (no thief to feed): the task goes to the worker's local buffer (no fences; the producer
-    // yields to run it when it is full).
-    if (w.local_count < rt.local_limit && sched::priority_of(t) == 0 && !t->mutex_group &&
-        rt.cfg.schedule == schedule_policy::depth &&
-        (w.crew->members.size() == 1 || w.queue->owner_holds_at_least(rt.max_ready))) {
-      trace_task(w, trace::event_type::task_ready, t);
-      w.local[w.local_count++] = t;
-    } else {
-      predecessors_done(w, t, false);
-    }
-  }
+  if (finish_linking(t, added)) ready_at_birth(w, t);
   return WEFT_OK;
+}
+
+void ready_at_birth(worker& w, task* t) {
+  runtime& rt = *instance;
+  // While this producer already has max_ready tasks queued, or in a gang of one (no thief to
+  // feed), the task goes to the worker's local buffer (no fences; the producer yields to run it
+  // when it is full).
+  if (w.local_count < rt.local_limit && sched::priority_of(t) == 0 && !t->mutex_group &&
+      rt.cfg.schedule == schedule_policy::depth &&
+      (w.crew->members.size() == 1 || w.queue->owner_holds_at_least(rt.max_ready))) {
+    trace_task(w, trace::event_type::task_ready, t);
+    w.local[w.local_count++] = t;
+  } else {
+    predecessors_done(w, t, false);
+  }
 }
 
 void execute_task(worker& w, task* t) {

@@ -15,8 +15,9 @@ worker& wait_published(worker& w0, std::atomic<fiber::context*>& slot_context, s
                        Cond&& cond, RunHere&& run_here, fiber::wait_kind why, const void* on) {
   worker* w = &w0;
   for (;;) {
-    // The waited-for counts may sit in this worker's batch.
-    flush_finished_children(*w);
+    // The waited-for counts may sit in this worker's batch (when the next task here is a child
+    // of the waiting one, the wait is not over: its count is reported with the last of them).
+    if (!next_is_child(*w)) flush_finished_children(*w);
     if (cond()) {
       trace_busy(*w);
       return *w;
@@ -42,9 +43,14 @@ worker& run_until(worker& w0, Done&& done) {
   auto ready = [](void* d) { return (*static_cast<std::remove_reference_t<Done>*>(d))(); };
   for (;;) {
     // done() may depend on counts this worker holds back: those of the waiting task's children or
-    // of a taskgroup it opened. Counts for other tasks stay batched while there is work (a team
-    // barrier's waiters run each other's tasks); idle_wait reports them before sleeping.
-    if ((w->batch_finished && w->batch_parent == w->current) || (w->group_owed && w->batch_group->owner == w->current))
+    // of a taskgroup it opened. They are reported before done() is read, unless the next task to
+    // run here is itself a child of the waiting task: then the wait is not over anyway, and the
+    // report (an atomic on a line the other children share) waits for the last of them. Counts for
+    // other tasks stay batched while there is work (a team barrier's waiters run each other's
+    // tasks); idle_wait reports them before sleeping.
+    if (((w->batch_finished && w->batch_parent == w->current) ||
+         (w->group_owed && w->batch_group->owner == w->current)) &&
+        !next_is_child(*w))
       flush_finished_children(*w);
     if (done()) break;
     // A context to resume (tied to this worker, or untied in its queue) runs while this one
