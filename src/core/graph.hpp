@@ -6,8 +6,9 @@
 // and the recorded accesses are turned into edges: within a round, and from round r to round r+1.
 // Rounds r >= 1 run on instance descriptors owned by the graph, `window` arrays of them used in
 // turn (round r in array r % window). Before round r opens, round r+1's array must be armed
-// (predecessor counts set, a creation guard held), so a finishing task of round r can always count
-// down its cyclic successors. Each instance re-arms itself for its array's next round when it is
+// (predecessor counts set, a creation guard held: by every instance in re-execute mode, by the
+// round's roots in taskiter mode, the others following a root), so a finishing task of round r can
+// always count down its cyclic successors. Each instance re-arms itself for its array's next round when it is
 // fully done; the producer opens round r only once round r+1-window has finished, which bounds the
 // rounds in flight to lookahead + 1.
 #pragma once
