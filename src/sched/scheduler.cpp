@@ -295,9 +295,17 @@ void make_ready(worker& w, task* t, bool may_run_next) {
       return;
     }
   }
-  if (may_run_next && rt.cfg.schedule == schedule_policy::depth && !w.next) {
-    w.next = t;  // depth first: this worker runs it right after the current task
-    return;
+  if (rt.cfg.schedule == schedule_policy::depth) {
+    if (may_run_next && !w.next) {
+      w.next = t;  // depth first: this worker runs it right after the current task
+      return;
+    }
+    // A gang of one has no thief: its local buffer serves as its queue, without the fence the
+    // deque's owner pop needs against thieves (the buffer spills if the gang grows).
+    if (w.crew->members.size() == 1 && w.local_count < rt.local_limit) {
+      w.local[w.local_count++] = t;
+      return;
+    }
   }
   w.queue->push(t);
   w.crew->park.notify_work();
