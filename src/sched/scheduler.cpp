@@ -209,6 +209,11 @@ void discover_cores(binding& b) {
   hwloc_topology_set_type_filter(b.topology, HWLOC_OBJ_CORE, HWLOC_TYPE_FILTER_KEEP_ALL);
   hwloc_topology_set_type_filter(b.topology, HWLOC_OBJ_PU, HWLOC_TYPE_FILTER_KEEP_ALL);
   hwloc_topology_set_flags(b.topology, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM);
+#if HWLOC_API_VERSION >= 0x00020100
+  // hwloc's x86 backend moves the calling thread onto every PU in turn to read its CPUID; on a
+  // loaded (virtual) machine each move can wait for seconds. Linux's sysfs gives the cores and PUs.
+  hwloc_topology_set_components(b.topology, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "x86");
+#endif
   hwloc_topology_load(b.topology);
   // The starting thread's mask stands for the process's (asking hwloc for the process's mask
   // reads every thread's, a millisecond more).
