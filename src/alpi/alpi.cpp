@@ -93,6 +93,17 @@ alpi_task* current_record(int& status) {
   return r;
 }
 
+// The calls a task may only make on itself: its record when `task` is the caller's, else null
+// with the status to return (outside a task, or another task named).
+alpi_task* own_record(const alpi_task* task, int& status) {
+  alpi_task* me = current_record(status);
+  if (me && task != me) {
+    status = ALPI_ERR_PARAMETER;
+    return nullptr;
+  }
+  return me;
+}
+
 bool valid(const alpi_task* t) { return t && t->magic == alpi_task::live_magic; }
 
 int from_weft(int status) {
@@ -339,9 +350,8 @@ ALPI_API int alpi_task_self(struct alpi_task** task) {
 
 ALPI_API int alpi_task_block(struct alpi_task* task) {
   int status;
-  alpi_task* me = current_record(status);
+  alpi_task* me = own_record(task, status);
   if (!me) return status;
-  if (task != me) return ALPI_ERR_PARAMETER;
   // The unblock came first: consume it.
   weft_event_t* seen = me->slot.load(std::memory_order_acquire);
   if (seen == unblocked_early) {
@@ -409,9 +419,8 @@ ALPI_API int alpi_task_waitfor_ns(uint64_t target_ns, uint64_t* actual_ns) {
 
 ALPI_API int alpi_task_events_increase(struct alpi_task* task, uint64_t increment) {
   int status;
-  alpi_task* me = current_record(status);
+  alpi_task* me = own_record(task, status);
   if (!me) return status;
-  if (task != me) return ALPI_ERR_PARAMETER;
   if (increment == 0) return ALPI_SUCCESS;
   std::uint64_t c = me->events.load(std::memory_order_acquire);
   for (;;) {
@@ -570,17 +579,15 @@ ALPI_API int alpi_task_suspend_mode_set(struct alpi_task* task, alpi_suspend_mod
   (void)suspend_mode;
   (void)args;
   int status;
-  alpi_task* me = current_record(status);
+  alpi_task* me = own_record(task, status);
   if (!me) return status;
-  if (task != me) return ALPI_ERR_PARAMETER;
   return ALPI_ERR_FEATURE_UNKNOWN;
 }
 
 ALPI_API int alpi_task_suspend(struct alpi_task* task) {
   int status;
-  alpi_task* me = current_record(status);
+  alpi_task* me = own_record(task, status);
   if (!me) return status;
-  if (task != me) return ALPI_ERR_PARAMETER;
   return ALPI_ERR_FEATURE_UNKNOWN;
 }
 
