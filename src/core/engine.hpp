@@ -55,10 +55,20 @@ inline task* allocate_task(worker& w, weft_task_fn fn, std::size_t args_size, un
 task* allocate_node(worker& w, std::uint8_t flags);  // redirect / mutex-group node
 void discard_task(worker& w, task* t);
 // Declares an access of t (not yet submitted). A replayed task's accesses are checked against the
-// recording as they come instead of being gathered.
+// recording as they come, inline while they match; other accesses are gathered for submit.
+void gather_access(worker& w, task* t, const void* address, weft_dep_type type);
 inline void add_access(worker& w, task* t, const void* address, weft_dep_type type) {
-  if (__builtin_expect(t->graph_role == graph_instance, 0) && graph_match_access(w, t, address, type)) return;
-  w.accesses.push_back({t, address, type});
+  if (__builtin_expect(t->graph_role == graph_instance, 0)) {
+    auto& r = t->replay;
+    // accesses_left is neither 0 (all matched) nor access_gathered.
+    if (r.accesses_left - 1 < access_gathered - 1 && r.next_access->address == address &&
+        r.next_access->type == type) [[likely]] {
+      ++r.next_access;
+      --r.accesses_left;
+      return;
+    }
+  }
+  gather_access(w, t, address, type);
 }
 int submit_plain(worker& w, task* t);
 // A task's creator owning a persistent graph sends it through the graph.
@@ -144,7 +154,13 @@ void spill_local(worker& w, int keep = 0);
 task* find_child_work(worker& w);  // a ready child of w.current, or null
 task* find_group_work(worker& w, taskgroup* g);  // a ready task counted in g, or null
 void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins);
-void throttle(worker& w);
+// Called by a producer before it creates a task: the bounds are looked at out of line, every
+// throttle_interval creations or when the local buffer is full.
+void throttle_check(worker& w);
+inline void throttle(worker& w) {
+  if (--w.throttle_countdown > 0 && w.local_count < instance->local_limit) [[likely]] return;
+  throttle_check(w);
+}
 
 // --- runtime, workers and gangs (sched/scheduler.cpp) -------------------------------------------
 // Starts the runtime for one of the doors (weft_init: the native door's defaults).

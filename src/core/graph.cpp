@@ -165,6 +165,7 @@ void prepare_array(graph& g, int a) {
     t->group = nullptr;
     t->replay.owner_graph = &g;
     t->replay.node = v;
+    t->graph_array = static_cast<std::uint8_t>(a);
     t->flags = 0;
     if (node.args_size > WEFT_INLINE_ARGS_SIZE) {
       void* block = g.large_args[a] + node.large_offset;
@@ -185,6 +186,12 @@ inline bool guarded(const graph& g, const graph_node& node, std::uint32_t v, lon
   return !g.taskiter || node.round_preds == 0 || (r == g.partial_round && v >= g.partial_count);
 }
 
+// The producer matches the instance's declared accesses from the first recorded one.
+inline void rewind_accesses(const graph& g, task* t, const graph_node& node) {
+  t->replay.next_access = g.accesses.data() + node.first_access;
+  t->replay.accesses_left = node.access_count;
+}
+
 // Sets an instance up for round r: it waits for its predecessors in round r (and, from round 2 on,
 // in round r-1: round 1 follows the recorded round through the wait that ended it), plus, when
 // guarded, the creation guard the producer lifts when it opens the task.
@@ -199,7 +206,7 @@ inline void arm_instance(const graph& g, task* t, const graph_node& node, long r
   t->refs.store(1, std::memory_order_relaxed);
   t->pending.store(body_running, std::memory_order_relaxed);
   t->children_created = 0;
-  t->replay.access_cursor = 0;
+  rewind_accesses(g, t, node);
   t->replay.round = r;
 }
 
@@ -351,7 +358,7 @@ inline void lift_guard(worker& w, const graph& g, task* t) {
 // Re-execute mode: one instance, matched and given its arguments.
 void open(worker& w, graph& g, task* t) {
   prepare_open(w, g, t, group_of_owner(g));
-  count_opened(w, g, g.array_of(t->replay.round), 1);
+  count_opened(w, g, t->graph_array, 1);
   lift_guard(w, g, t);
 }
 
@@ -376,6 +383,7 @@ void start_round(worker& w, graph& g, long r) {
   if (g.sends_changed.load(std::memory_order_relaxed) && g.sends_changed.exchange(false, std::memory_order_acquire))
     compute_levels(g);
   g.round = r;
+  g.round_array = g.array_of(r);
   g.sub = 0;
   g.cursor = 0;
 }
@@ -400,6 +408,7 @@ void start_recording(worker& w, graph& g) {
   g.sub_start.assign(1, 0);
   g.large_bytes = 0;
   g.round = 0;
+  g.round_array = 0;
   g.sub = 0;
   worker_counters::bump(w.counters.graph_recordings);
   if (trace::on) [[unlikely]] {
@@ -658,18 +667,20 @@ namespace {
   return nullptr;
 }
 
-// A declared access differs from the recording: from now on they are gathered like an ordinary
-// task's, the matched ones first, for submit to see.
-[[gnu::noinline, gnu::cold]] void gather_accesses(worker& w, task* t) {
+}  // namespace
+
+// From now on the instance's accesses are gathered like an ordinary task's, the matched ones first.
+void graph_access_differs(worker& w, task* t) {
+  if (t->replay.accesses_left == access_gathered) return;
   const graph& g = *t->replay.owner_graph;
   const graph_node& node = g.nodes[t->replay.node];
-  for (std::uint32_t i = 0; i < t->replay.access_cursor; ++i) {
+  const std::uint32_t matched = node.access_count - t->replay.accesses_left;
+  for (std::uint32_t i = 0; i < matched; ++i) {
     const graph_access& r = g.accesses[node.first_access + i];
     w.accesses.push_back({t, r.address, r.type});
   }
-  t->replay.access_cursor = access_gathered;
+  t->replay.accesses_left = access_gathered;
 }
-}  // namespace
 
 task* graph_allocate(worker& w, weft_task_fn fn, std::size_t args_size, unsigned flags, int& status) {
   graph& g = *open_graph_of(w.current);
@@ -680,30 +691,14 @@ task* graph_allocate(worker& w, weft_task_fn fn, std::size_t args_size, unsigned
     if (node.fn == fn && node.args_size == args_size &&
         node.task_flags == ((flags & WEFT_TASK_UNDEFERRED) ? flag_undeferred : 0)) {
       g.cursor = v + 1;
-      task* t = g.instance(g.round, v);
-      t->replay.access_cursor = 0;
+      task* t = g.instances[g.round_array] + v;
+      rewind_accesses(g, t, node);
       if (trace::on) [[unlikely]]
         trace_replayed(w, g, t);
       return t;
     }
   }
   return allocate_other(w, g, fn, args_size, flags, status);
-}
-
-bool graph_match_access(worker& w, task* t, const void* address, weft_dep_type type) {
-  std::uint32_t& k = t->replay.access_cursor;
-  if (k == access_gathered) return false;
-  const graph& g = *t->replay.owner_graph;
-  const graph_node& node = g.nodes[t->replay.node];
-  if (k < node.access_count) {
-    const graph_access& r = g.accesses[node.first_access + k];
-    if (r.address == address && r.type == type) {
-      ++k;
-      return true;
-    }
-  }
-  gather_accesses(w, t);
-  return false;
 }
 
 namespace {
@@ -714,7 +709,7 @@ namespace {
     return submit_plain(w, t);
   }
   const graph_node& node = g.nodes[t->replay.node];
-  if (t->replay.access_cursor != access_gathered) gather_accesses(w, t);  // fewer accesses than recorded
+  graph_access_differs(w, t);  // fewer accesses than recorded, if none differed
   auto& acc = w.accesses;
   std::uint32_t matched = 0;
   bool same = true;
@@ -760,7 +755,7 @@ namespace {
 int graph_submit(worker& w, task* t) {
   if (t->graph_role == graph_instance) {
     graph& g = *t->replay.owner_graph;
-    if (t->replay.access_cursor == g.nodes[t->replay.node].access_count) {  // every access matched, in order
+    if (t->replay.accesses_left == 0) {  // every recorded access matched, in order, and no other
       open(w, g, t);
       return WEFT_OK;
     }
@@ -784,9 +779,8 @@ void graph_discard(worker& w, task* t) {
 void graph_release(worker& w, task* t) {
   const graph& g = *t->replay.owner_graph;
   const graph_node& node = g.nodes[t->replay.node];
-  const long r = t->replay.round;
-  task* same = g.instances[g.array_of(r)];
-  task* next = g.instances[g.array_of(r + 1)];
+  task* same = g.instances[t->graph_array];
+  task* next = g.instances[g.next_array(t->graph_array)];
   bool first = !g.iteration_priority;
   auto count_down = [&](task* s) {
     if (last_predecessor(s)) {
@@ -809,7 +803,7 @@ void graph_report_send(task* t) {
 void graph_instance_done(worker& w, task* t) {
   graph& g = *t->replay.owner_graph;
   const long r = t->replay.round;
-  auto& slot = g.rows[w.id].finished[g.array_of(r)];
+  auto& slot = g.rows[w.id].finished[t->graph_array];
   // Ready for its array's next round (nothing refers to it any more); the descriptor is hot here,
   // and the producer does not have to walk the array again.
   arm_instance(g, t, g.nodes[t->replay.node], r + g.window);

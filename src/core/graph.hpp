@@ -25,8 +25,7 @@
 
 namespace weft::core {
 
-inline constexpr int max_graph_window = 8;
-inline constexpr std::uint32_t access_gathered = UINT32_MAX;  // lookahead + 2 arrays at most
+inline constexpr int max_graph_window = 8;  // lookahead + 2 arrays at most
 
 struct graph_node {
   weft_task_fn fn;
@@ -47,11 +46,6 @@ struct graph_node {
   // reported a send (any worker writes; detect's marks).
   std::uint16_t level;
   std::uint8_t send;
-};
-
-struct graph_access {
-  const void* address;
-  weft_dep_type type;
 };
 
 // Per-worker count of finished instances of each array: one writer per row, summed by the producer.
@@ -82,6 +76,7 @@ struct graph {
   bool record_group = false;  // the taskgroup around the recorded round is open
   long iteration = -1;   // loop iterations started (producer's count, for messages)
   long round = 0;        // round being created (the last one opened)
+  int round_array = 0;   // its array (array_of(round))
   std::uint16_t trace_serial = 0;  // names this recording in a trace (graph_instance.d, graph_edge.a)
   int sub = 0;           // iteration within it
   std::uint32_t cursor = 0;  // next recorded task to match in this round
@@ -105,7 +100,7 @@ struct graph {
 
   std::uint32_t size() const { return static_cast<std::uint32_t>(nodes.size()); }
   int array_of(long r) const { return static_cast<int>(r % window); }
-  task* instance(long r, std::uint32_t v) const { return instances[array_of(r)] + v; }
+  int next_array(int a) const { return a + 1 == window ? 0 : a + 1; }
 };
 
 // C API bodies (worker = the caller's).
@@ -120,10 +115,10 @@ int graph_end(worker& w);
 task* graph_allocate(worker& w, weft_task_fn fn, std::size_t args_size, unsigned flags, int& status);
 // An ordinary task made by a graph owner (the recording needs its argument size).
 void graph_created(worker& w, task* t, std::size_t args_size);
-// An access declared on an instance: true when it is the next recorded one. Otherwise the
-// recorded ones matched so far are listed in w.accesses and the caller lists this one (submit
-// then sees the difference).
-bool graph_match_access(worker& w, task* t, const void* address, weft_dep_type type);
+// An access declared on an instance differs from the recording (add_access matched the others
+// inline): the recorded ones matched so far are listed in w.accesses, and the caller lists this
+// one (submit then sees the difference).
+void graph_access_differs(worker& w, task* t);
 // weft_task_discard of an instance not yet submitted.
 void graph_discard(worker& w, task* t);
 // submit_task for a child of a graph owner: records it, opens an instance, or submits it plainly.

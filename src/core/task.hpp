@@ -19,6 +19,15 @@ struct taskgroup;
 struct successor_block;
 struct graph;
 
+// An access as a persistent graph recorded it (a replayed task's declared accesses are matched
+// against these).
+struct graph_access {
+  const void* address;
+  weft_dep_type type;
+};
+// replay.accesses_left once a declared access differed from the recording.
+inline constexpr std::uint32_t access_gathered = UINT32_MAX;
+
 inline constexpr std::size_t task_size = 192;
 inline constexpr int inline_successors = 4;
 
@@ -70,7 +79,7 @@ struct alignas(64) task {
   std::uint8_t door_bits;          // owned by the door that created the task (OpenMP: final)
   std::uint8_t run_flags;          // run_held, run_tied
   std::uint8_t graph_role;         // graph_owner / graph_instance (persistent graphs), else 0
-  std::uint8_t layout_pad[1];      // keeps pending in the first line, the producer's fields in the second
+  std::uint8_t graph_array;        // an instance's array in its graph (fixed): no division on its paths
   std::atomic<std::int32_t> holds; // body + bound events, while held
   std::uint32_t domain_refs;       // producer only: how many access records name this task
   std::uint16_t home;              // worker whose pool it came from (statistics, locality)
@@ -89,8 +98,9 @@ struct alignas(64) task {
     task* slot[inline_successors];  // successors (tasks made through a dependency domain)
     struct {                         // a persistent graph's instance: its edges are the graph's
       graph* owner_graph;
+      const graph_access* next_access;  // while the producer declares its accesses: the next recorded
       std::uint32_t node;
-      std::uint32_t access_cursor;   // accesses matched so far while the producer replays it
+      std::uint32_t accesses_left;      // recorded accesses not yet matched, or access_gathered
       std::int64_t round;
     } replay;
   };

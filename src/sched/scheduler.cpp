@@ -578,9 +578,12 @@ worker* adopt_thread() {
 // is runnable here (the live tasks all run or wait elsewhere), so a bound never deadlocks a graph
 // whose tasks wait for tasks not created yet. Never with a task half built on this worker (its
 // declared accesses are this worker's).
-void throttle(worker& w) {
+void throttle_check(worker& w) {
   runtime& rt = *instance;
-  if (!w.accesses.empty() || !w.crew) return;
+  if (!w.accesses.empty() || !w.crew) {
+    if (w.throttle_countdown <= 0) w.throttle_countdown = 1;  // looked at again on the next creation
+    return;
+  }
   if (w.local_count >= rt.local_limit) {
     // The queue holds max_ready tasks and the local buffer is full: run a batch of them.
     worker_counters::bump(w.counters.throttle_waits);
@@ -589,7 +592,7 @@ void throttle(worker& w) {
         fiber::wait_kind::throttle);
     return;
   }
-  if (--w.throttle_countdown > 0) return;
+  if (w.throttle_countdown > 0) return;
   w.throttle_countdown = rt.throttle_interval;
   std::int64_t live = live_tasks();
   if (static_cast<std::uint64_t>(live) > w.counters.max_live.load(std::memory_order_relaxed))
