@@ -171,6 +171,21 @@ int main(int argc, char** argv) {
   }
   int s = weft_init();
   if (s != WEFT_OK) die("weft_init", s);
+  // BENCH_PROPAGATION=none|path|depth|detect: what the priority propagation of task-aware MPI's
+  // policies (sa = path, fa = detect) costs per task, the edges recorded and walked with no MPI.
+  const char* propagation = getenv("BENCH_PROPAGATION");
+  if (propagation && *propagation) {
+    static const char* const modes[] = {"as_given", "none", "path", "depth", "detect"};
+    int mode = -1;
+    for (int m = 0; m < 5; ++m)
+      if (strcmp(propagation, modes[m]) == 0) mode = m;
+    if (mode < 0) {
+      fprintf(stderr, "micro_weft: BENCH_PROPAGATION=%s: expected as_given, none, path, depth or detect\n", propagation);
+      return 2;
+    }
+    s = weft_set_priority_propagation(mode);
+    if (s != WEFT_OK) die("weft_set_priority_propagation", s);
+  }
   int threads = weft_num_workers();
   const char* runtime = "weft";
   run_indep(1000);  // warm-up: fills the task pools, wakes the workers
@@ -194,6 +209,7 @@ int main(int argc, char** argv) {
     snprintf(param, sizeof param, "max_tasks=%s", max_tasks && *max_tasks ? max_tasks : "default");
   }
   add_stats(&e);
+  if (propagation && *propagation) bench_add(&e, "propagation=%s", propagation);
   int status = bench_verify_result(&e, n);
   bench_print(&o, runtime, threads, n, param, wall / static_cast<double>(n), &e);
   s = weft_finalize();

@@ -82,8 +82,13 @@ struct pending_access {
 
 struct alignas(64) worker {
   worker(int id, sched::block_depot& tasks, sched::block_depot& blocks, sched::block_depot& groups,
-         sched::block_depot& events)
-      : id(id), task_cache(tasks), successor_cache(blocks), group_cache(groups), event_cache(events) {}
+         sched::block_depot& events, sched::block_depot& records)
+      : id(id),
+        task_cache(tasks),
+        successor_cache(blocks),
+        group_cache(groups),
+        event_cache(events),
+        record_cache(records) {}
 
   const int id;
   sched::work_deque<task*> deque;    // its queue in the root gang (and in a gang of its own)
@@ -127,6 +132,7 @@ struct alignas(64) worker {
   sched::block_cache successor_cache;
   sched::block_cache group_cache;
   sched::block_cache event_cache;
+  sched::block_cache record_cache;  // priority propagation's reports
   std::vector<pending_access> accesses;   // declared on tasks being built
   std::vector<task*> redirect_worklist;   // redirect nodes ready to complete
   std::vector<parent_state*> spare_states;
@@ -156,6 +162,7 @@ struct alignas(64) worker {
 };
 
 inline constexpr int max_workers = 1024;
+inline constexpr std::size_t propagation_record_bytes = 128;  // sched/priority_propagation.cpp's report blocks
 
 struct runtime {
   config cfg;
@@ -172,6 +179,7 @@ struct runtime {
   sched::block_depot successor_depot{task_size, 64};
   sched::block_depot group_depot{task_size, 16};
   sched::block_depot event_depot{64, 64};
+  sched::block_depot record_depot{propagation_record_bytes, 64};
   std::vector<std::unique_ptr<worker>> workers{max_workers};
   std::mutex grow_lock;           // adding workers, recruiting pooled ones (not on a task path)
   std::vector<int> pool;          // ids of pooled workers without a job (under grow_lock)

@@ -3,9 +3,9 @@
 #include <weft/weft.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdlib>
 #include <new>
-#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -42,30 +42,40 @@ enum record_kind : std::uint8_t {
   record_send,       // a task that posted a send: its profile (subject held when counted, else null)
 };
 
+// A report: one fixed-size block from the reporting worker's pool, so reporting allocates nothing
+// per task (a task with more predecessors than a record holds sends several). An edge record, once
+// processed, stays in the map as part of its subject's predecessor list until the subject is
+// forgotten; the others go back to the pool of whichever worker processed them.
 struct record {
-  record* next;
+  static constexpr std::uint32_t capacity = 11;
+  record* next;  // first word: the pool's link while free
   task* subject;
   weft_task_fn fn;  // record_send: the profile's function and parent
   task* parent;
   std::uint8_t kind;
   bool marked;
   std::uint32_t count;
-  task* preds[1];  // count of them
-
-  static record* make(std::uint8_t kind, task* subject, std::uint32_t count) {
-    std::size_t bytes = sizeof(record) + sizeof(task*) * (count > 1 ? count - 1 : 0);
-    auto* r = static_cast<record*>(std::malloc(bytes));
-    if (!r) return nullptr;
-    r->next = nullptr;
-    r->subject = subject;
-    r->fn = nullptr;
-    r->parent = nullptr;
-    r->kind = kind;
-    r->marked = false;
-    r->count = count;
-    return r;
-  }
+  task* preds[capacity];  // count of them
 };
+static_assert(sizeof(record) <= core::propagation_record_bytes);
+
+record* make_record(worker& w, std::uint8_t kind, task* subject) {
+  void* block;
+  try {
+    block = w.record_cache.allocate();
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+  auto* r = static_cast<record*>(block);
+  r->next = nullptr;
+  r->subject = subject;
+  r->fn = nullptr;
+  r->parent = nullptr;
+  r->kind = kind;
+  r->marked = false;
+  r->count = 0;
+  return r;
+}
 
 // FA's profile of a send task: its function, its parent, its number of predecessors.
 struct profile {
@@ -82,10 +92,77 @@ struct profile_hash {
   }
 };
 
+// A task that can still gain a priority: held, with its predecessors (each held) in its edge
+// records.
 struct node {
-  std::vector<task*> preds;    // held
-  std::uint32_t live_index;    // in prioritizer::live
-  std::uint32_t checked = 0;   // profile generation it was last matched against (detect)
+  task* subject;
+  record* edges;              // newest first
+  std::uint32_t pred_count;
+  std::uint32_t checked;      // profile generation it was last matched against (detect)
+};
+
+// task -> its node's position: open addressing with linear probing and backward-shift deletion.
+// The table doubles when half full and never shrinks while the runtime runs, so tracking a task
+// allocates nothing in the steady state (an unordered_map allocates per insertion).
+class node_index {
+ public:
+  std::uint32_t* find(const task* t) {
+    if (slots_.empty()) return nullptr;
+    for (std::size_t i = home(t);; i = (i + 1) & mask_) {
+      if (slots_[i].key == t) return &slots_[i].value;
+      if (!slots_[i].key) return nullptr;
+    }
+  }
+  void insert(const task* t, std::uint32_t value) {  // t absent
+    if (2 * (size_ + 1) > slots_.size()) grow();
+    place(t, value);
+    ++size_;
+  }
+  void erase(const task* t) {  // t present
+    std::size_t hole = home(t);
+    while (slots_[hole].key != t) hole = (hole + 1) & mask_;
+    // Later entries of the same run move back into the hole when that keeps them reachable from
+    // their home slot.
+    for (std::size_t j = (hole + 1) & mask_; slots_[j].key; j = (j + 1) & mask_) {
+      std::size_t h = home(slots_[j].key);
+      if (((j - h) & mask_) >= ((j - hole) & mask_)) {
+        slots_[hole] = slots_[j];
+        hole = j;
+      }
+    }
+    slots_[hole] = slot{};
+    --size_;
+  }
+  void clear() {
+    for (auto& s : slots_) s = slot{};
+    size_ = 0;
+  }
+
+ private:
+  struct slot {
+    const task* key = nullptr;
+    std::uint32_t value = 0;
+  };
+  std::size_t home(const task* t) const {
+    return static_cast<std::size_t>((reinterpret_cast<std::uintptr_t>(t) * 0x9E3779B97F4A7C15ull) >> shift_);
+  }
+  void place(const task* t, std::uint32_t value) {
+    std::size_t i = home(t);
+    while (slots_[i].key) i = (i + 1) & mask_;
+    slots_[i] = slot{t, value};
+  }
+  void grow() {
+    std::vector<slot> old = std::move(slots_);
+    std::size_t n = old.empty() ? 256 : 2 * old.size();
+    slots_.assign(n, slot{});
+    mask_ = n - 1;
+    shift_ = 64 - std::countr_zero(n);
+    for (const slot& s : old)
+      if (s.key) place(s.key, s.value);
+  }
+  std::vector<slot> slots_;
+  std::size_t mask_ = 0, size_ = 0;
+  int shift_ = 63;
 };
 
 // The map of predecessors and everything only the role's holder touches.
@@ -104,7 +181,7 @@ class prioritizer {
       drain(w);
       forget_finished(w, purge);
       if (scan && propagation() == WEFT_PRIORITY_DETECT) match(scan);
-      tracked.store(live_.size(), std::memory_order_relaxed);
+      tracked.store(nodes_.size(), std::memory_order_relaxed);
       busy_.store(false, std::memory_order_release);
       // A report pushed while we held the role may have seen it taken: look once more.
       if (!incoming.load(std::memory_order_acquire)) return;
@@ -117,16 +194,14 @@ class prioritizer {
     while (!incoming.compare_exchange_weak(head, r, std::memory_order_release, std::memory_order_relaxed));
   }
 
-  // Every task has finished (finalize): releases all references. Waits for an idle holder.
+  // Every task has finished (finalize): releases all references and records. Waits for an idle
+  // holder.
   void shutdown(worker& w) {
     while (busy_.exchange(true, std::memory_order_acquire)) __builtin_ia32_pause();
     drain(w);
-    for (auto& [t, n] : nodes_) {
-      for (task* p : n.preds) core::drop_ref(w, p);
-      core::drop_ref(w, t);
-    }
+    for (node& n : nodes_) forget(w, n);
     nodes_.clear();
-    live_.clear();
+    index_.clear();
     profiles_.clear();
     tracked.store(0, std::memory_order_relaxed);
     busy_.store(false, std::memory_order_release);
@@ -144,55 +219,62 @@ class prioritizer {
     }
     while (ordered) {
       record* next = ordered->next;
-      process(w, *ordered);
-      std::free(ordered);
+      if (!process(w, *ordered)) w.record_cache.release(ordered);
       ordered = next;
     }
   }
 
-  void process(worker& w, record& r) {
+  node* find(const task* t) {
+    std::uint32_t* at = index_.find(t);
+    return at ? &nodes_[*at] : nullptr;
+  }
+
+  // True when the record is kept (an edge record joins its subject's node).
+  bool process(worker& w, record& r) {
     switch (r.kind) {
       case record_edges: {
-        auto [it, fresh] = nodes_.try_emplace(r.subject);
-        if (fresh) {
-          it->second.live_index = static_cast<std::uint32_t>(live_.size());
-          live_.push_back(r.subject);
+        node* n = find(r.subject);
+        if (!n) {
+          index_.insert(r.subject, static_cast<std::uint32_t>(nodes_.size()));
+          n = &nodes_.emplace_back(node{r.subject, nullptr, 0, 0});
         } else {
           core::drop_ref(w, r.subject);  // the node already holds it
         }
-        it->second.preds.insert(it->second.preds.end(), r.preds, r.preds + r.count);
-        return;
+        r.next = n->edges;
+        n->edges = &r;
+        n->pred_count += r.count;
+        return true;
       }
       case record_submitted: {
-        auto it = nodes_.find(r.subject);
-        if (it == nodes_.end()) return;
+        node* n = find(r.subject);
+        if (!n) return false;
         std::uint16_t level = priority_of(r.subject);
         if (!r.marked && propagation() == WEFT_PRIORITY_DETECT && !profiles_.empty()) {
           // Matched at creation: the profile was registered by an earlier send.
-          it->second.checked = generation_;
-          if (profiles_.count(profile_of(r.subject, it->second))) {
+          n->checked = generation_;
+          if (profiles_.count(profile_of(*n))) {
             level = max_level();
             set_priority(r.subject, level);
             r.marked = true;
           }
         }
         if (r.marked) raise_predecessors(r.subject, level);
-        return;
+        return false;
       }
       case record_send: {
         std::size_t preds = 0;
         if (r.subject) {
-          auto it = nodes_.find(r.subject);
-          if (it != nodes_.end()) preds = it->second.preds.size();
+          if (node* n = find(r.subject)) preds = n->pred_count;
           core::drop_ref(w, r.subject);
         }
         if (profiles_.insert(profile{r.fn, r.parent, preds}).second) ++generation_;
-        return;
+        return false;
       }
     }
+    return false;
   }
 
-  static profile profile_of(const task* t, const node& n) { return profile{t->fn, t->parent, n.preds.size()}; }
+  static profile profile_of(const node& n) { return profile{n.subject->fn, n.subject->parent, n.pred_count}; }
 
   static std::uint16_t max_level() {
     return static_cast<std::uint16_t>(core::instance ? core::instance->cfg.max_priority : 0);
@@ -209,16 +291,19 @@ class prioritizer {
     while (!stack_.empty()) {
       auto [t, lv] = stack_.back();
       stack_.pop_back();
-      auto it = nodes_.find(t);
-      if (it == nodes_.end()) continue;
-      for (task* p : it->second.preds) {
-        int v = (p->flags & core::flag_redirect) ? lv : path ? 1 : lv - 1;
-        if (v <= 0) continue;
-        // Relaxed: a task that becomes ready meanwhile is queued at the old level (a hint lost).
-        if (p->preds.load(std::memory_order_relaxed) <= 0) continue;
-        if (priority_of(p) >= v) continue;
-        set_priority(p, static_cast<std::uint16_t>(v));
-        stack_.emplace_back(p, static_cast<std::uint16_t>(v));
+      node* n = find(t);
+      if (!n) continue;
+      for (record* r = n->edges; r; r = r->next) {
+        for (std::uint32_t i = 0; i < r->count; ++i) {
+          task* p = r->preds[i];
+          int v = (p->flags & core::flag_redirect) ? lv : path ? 1 : lv - 1;
+          if (v <= 0) continue;
+          // Relaxed: a task that becomes ready meanwhile is queued at the old level (a hint lost).
+          if (p->preds.load(std::memory_order_relaxed) <= 0) continue;
+          if (priority_of(p) >= v) continue;
+          set_priority(p, static_cast<std::uint16_t>(v));
+          stack_.emplace_back(p, static_cast<std::uint16_t>(v));
+        }
       }
     }
   }
@@ -226,48 +311,56 @@ class prioritizer {
   // Algorithm 2's matching, over the waiting tasks instead of a walk from the blocked ones (the
   // map holds exactly the tasks that can still gain a priority): up to `budget` nodes per call.
   void match(std::size_t budget) {
-    if (profiles_.empty() || live_.empty()) return;
+    if (profiles_.empty() || nodes_.empty()) return;
     std::uint16_t top = max_level();
-    for (std::size_t k = 0; k < budget && k < live_.size(); ++k) {
-      if (scan_cursor_ >= live_.size()) scan_cursor_ = 0;
-      task* t = live_[scan_cursor_++];
-      node& n = nodes_.find(t)->second;
+    for (std::size_t k = 0; k < budget && k < nodes_.size(); ++k) {
+      if (scan_cursor_ >= nodes_.size()) scan_cursor_ = 0;
+      node& n = nodes_[scan_cursor_++];
       if (n.checked == generation_) continue;
       n.checked = generation_;
+      task* t = n.subject;
       if (t->preds.load(std::memory_order_relaxed) <= 0 || priority_of(t) >= top) continue;
-      if (!profiles_.count(profile_of(t, n))) continue;
+      if (!profiles_.count(profile_of(n))) continue;
       set_priority(t, top);
       raise_predecessors(t, top);
     }
   }
 
+  // Drops a node's references and gives its records back.
+  static void forget(worker& w, node& n) {
+    for (record* r = n.edges; r;) {
+      record* next = r->next;
+      for (std::uint32_t i = 0; i < r->count; ++i) core::drop_ref(w, r->preds[i]);
+      w.record_cache.release(r);
+      r = next;
+    }
+    core::drop_ref(w, n.subject);
+  }
+
   // Finished tasks can gain nothing: their references go (a few per call, round robin).
   void forget_finished(worker& w, std::size_t budget) {
-    for (std::size_t k = 0; k < budget && !live_.empty(); ++k) {
-      if (purge_cursor_ >= live_.size()) purge_cursor_ = 0;
-      task* t = live_[purge_cursor_];
-      // Acquire, as the domain's own checks: t's completion is not ordered otherwise.
-      if (!(t->successors.load(std::memory_order_acquire) & core::successors_closed)) {
+    for (std::size_t k = 0; k < budget && !nodes_.empty(); ++k) {
+      if (purge_cursor_ >= nodes_.size()) purge_cursor_ = 0;
+      node& n = nodes_[purge_cursor_];
+      // Acquire, as the domain's own checks: the task's completion is not ordered otherwise.
+      if (!(n.subject->successors.load(std::memory_order_acquire) & core::successors_closed)) {
         ++purge_cursor_;
         continue;
       }
-      auto it = nodes_.find(t);
-      for (task* p : it->second.preds) core::drop_ref(w, p);
-      std::uint32_t index = it->second.live_index;
-      nodes_.erase(it);
-      task* moved = live_.back();
-      live_.pop_back();
-      if (index < live_.size()) {
-        live_[index] = moved;
-        nodes_.find(moved)->second.live_index = index;
+      index_.erase(n.subject);
+      node gone = n;
+      if (purge_cursor_ + 1 < nodes_.size()) {  // the last node moves into the hole
+        n = nodes_.back();
+        *index_.find(n.subject) = static_cast<std::uint32_t>(purge_cursor_);
       }
-      core::drop_ref(w, t);
+      nodes_.pop_back();
+      forget(w, gone);
     }
   }
 
   std::atomic<bool> busy_{false};
-  std::unordered_map<task*, node> nodes_;
-  std::vector<task*> live_;
+  std::vector<node> nodes_;
+  node_index index_;
   std::size_t purge_cursor_ = 0, scan_cursor_ = 0;
   std::unordered_set<profile, profile_hash> profiles_;
   std::uint32_t generation_ = 1;
@@ -286,13 +379,17 @@ void flush_edges(worker& w) {
   // During a submission every successor but the task itself is a redirect node.
   if (!(succ->flags & core::flag_redirect)) w.propagation_recorded = succ;
   auto& preds = w.propagation_preds;
-  record* r = record::make(record_edges, succ, static_cast<std::uint32_t>(preds.size()));
-  if (!r) {
-    // Out of memory: the edges are not recorded (priorities are hints), the references go back.
-    for (task* p : preds) core::drop_ref(w, p);
-    core::drop_ref(w, succ);
-  } else {
-    std::copy(preds.begin(), preds.end(), r->preds);
+  for (std::size_t at = 0; at < preds.size(); at += record::capacity) {
+    if (at > 0) hold(succ);  // each record carries a reference on its subject
+    record* r = make_record(w, record_edges, succ);
+    if (!r) {
+      // Out of memory: these edges are not recorded (priorities are hints), the references go back.
+      for (std::size_t i = at; i < preds.size(); ++i) core::drop_ref(w, preds[i]);
+      core::drop_ref(w, succ);
+      break;
+    }
+    r->count = static_cast<std::uint32_t>(std::min<std::size_t>(record::capacity, preds.size() - at));
+    std::copy(preds.begin() + static_cast<std::ptrdiff_t>(at), preds.begin() + static_cast<std::ptrdiff_t>(at + r->count), r->preds);
     the_prioritizer.push(r);
   }
   preds.clear();
@@ -323,7 +420,7 @@ void propagation_submit(worker& w, task* t) {
   bool marked = mode != WEFT_PRIORITY_DETECT && priority_of(t) > 0;
   if (marked && mode == WEFT_PRIORITY_DEPTH) set_priority(t, max_level_now());
   if (had_edges && (marked || mode == WEFT_PRIORITY_DETECT)) {
-    if (record* r = record::make(record_submitted, t, 0)) {
+    if (record* r = make_record(w, record_submitted, t)) {
       r->marked = marked;
       the_prioritizer.push(r);
     }
@@ -334,7 +431,7 @@ void propagation_submit(worker& w, task* t) {
 void propagation_report_send(worker& w, task* t) {
   // A replayed task is a send by its node: exact, and no profile needed.
   if (t->graph_role == core::graph_instance) return core::graph_report_send(t);
-  record* r = record::make(record_send, nullptr, 0);
+  record* r = make_record(w, record_send, nullptr);
   if (!r) return;
   r->fn = t->fn;
   r->parent = t->parent;

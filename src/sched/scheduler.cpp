@@ -492,7 +492,8 @@ worker* add_worker(bool start_thread) {
     std::fprintf(stderr, "weft: more than %d threads requested; the runtime supports at most that many\n", max_workers);
     std::abort();
   }
-  auto w = std::make_unique<worker>(i, rt.task_depot, rt.successor_depot, rt.group_depot, rt.event_depot);
+  auto w = std::make_unique<worker>(i, rt.task_depot, rt.successor_depot, rt.group_depot, rt.event_depot,
+                                    rt.record_depot);
   if (trace::on) trace::allocate(w->trace);
   w->random_state = 0x9E3779B97F4A7C15ull * (i + 1);
   w->throttle_countdown = rt.throttle_interval;
