@@ -54,21 +54,26 @@ inline task* allocate_task(worker& w, weft_task_fn fn, std::size_t args_size, un
 }
 task* allocate_node(worker& w, std::uint8_t flags);  // redirect / mutex-group node
 void discard_task(worker& w, task* t);
+// A replayed task's declared access, when it is the next recorded one: matched, nothing to list.
+inline bool match_recorded(task* t, const void* address, weft_dep_type type) {
+  auto& r = t->replay;
+  // accesses_left is neither 0 (all matched) nor access_gathered.
+  if (r.accesses_left - 1 < access_gathered - 1 && r.next_access->address == address && r.next_access->type == type) {
+    ++r.next_access;
+    --r.accesses_left;
+    return true;
+  }
+  return false;
+}
 // Declares an access of t (not yet submitted). A replayed task's accesses are checked against the
-// recording as they come, inline while they match; other accesses are gathered for submit.
-void gather_access(worker& w, task* t, const void* address, weft_dep_type type);
+// recording as they come; other accesses are gathered for submit.
 inline void add_access(worker& w, task* t, const void* address, weft_dep_type type) {
   if (__builtin_expect(t->graph_role == graph_instance, 0)) {
-    auto& r = t->replay;
-    // accesses_left is neither 0 (all matched) nor access_gathered.
-    if (r.accesses_left - 1 < access_gathered - 1 && r.next_access->address == address &&
-        r.next_access->type == type) [[likely]] {
-      ++r.next_access;
-      --r.accesses_left;
+    if (match_recorded(t, address, type)) [[likely]]
       return;
-    }
+    graph_access_differs(w, t);
   }
-  gather_access(w, t, address, type);
+  w.accesses.push_back({t, address, type});
 }
 int submit_plain(worker& w, task* t);
 // A task's creator owning a persistent graph sends it through the graph.

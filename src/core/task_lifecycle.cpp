@@ -436,11 +436,6 @@ void predecessors_done(worker& w, task* t, bool may_run_next) {
   make_ready(w, t, may_run_next);
 }
 
-void gather_access(worker& w, task* t, const void* address, weft_dep_type type) {
-  if (t->graph_role == graph_instance) graph_access_differs(w, t);
-  w.accesses.push_back({t, address, type});
-}
-
 int submit_plain(worker& w, task* t) {
   task* parent = t->parent;
   t->flags |= flag_submitted;
