@@ -30,11 +30,6 @@ worker* caller(int& status) {
 
 bool valid_type(weft_dep_type t) { return t >= WEFT_DEP_IN && t <= WEFT_DEP_INOUTSET; }
 
-// Out of line: the list's growth path would make weft_task_depend save registers on every call,
-// a replayed task's inline match included.
-[[gnu::noinline]] void list_access(worker& w, task* t, const void* address, weft_dep_type type) {
-  add_access(w, t, address, type);
-}
 }  // namespace
 
 extern "C" {
@@ -89,9 +84,7 @@ int weft_task_depend(weft_task_t* handle, weft_dep_type type, const void* addr, 
   if (t->flags & flag_submitted) return fail(WEFT_ERR_ALREADY_SUBMITTED);
   worker* w = current_worker;
   if (!w) return fail(WEFT_ERR_NOT_A_WORKER);
-  if (t->graph_role == graph_instance && match_recorded(t, addr, type)) [[likely]]
-    return WEFT_OK;
-  list_access(*w, t, addr, type);
+  add_access(*w, t, addr, type);
   return WEFT_OK;
 }
 

@@ -54,6 +54,7 @@ inline task* allocate_task(worker& w, weft_task_fn fn, std::size_t args_size, un
 }
 task* allocate_node(worker& w, std::uint8_t flags);  // redirect / mutex-group node
 void discard_task(worker& w, task* t);
+void grow_accesses(worker& w);  // doubles w.accesses' capacity
 // A replayed task's declared access, when it is the next recorded one: matched, nothing to list.
 inline bool match_recorded(task* t, const void* address, weft_dep_type type) {
   auto& r = t->replay;
@@ -73,7 +74,13 @@ inline void add_access(worker& w, task* t, const void* address, weft_dep_type ty
       return;
     graph_access_differs(w, t);
   }
-  w.accesses.push_back({t, address, type});
+  auto& list = w.accesses;
+  if (list.size() == list.capacity()) [[unlikely]]
+    grow_accesses(w);
+  // Room was made: push_back's own growth path (a call that would make every caller save
+  // registers on entry) is dropped.
+  if (list.size() == list.capacity()) __builtin_unreachable();
+  list.push_back({t, address, type});
 }
 int submit_plain(worker& w, task* t);
 // A task's creator owning a persistent graph sends it through the graph.

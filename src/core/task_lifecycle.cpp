@@ -436,6 +436,8 @@ void predecessors_done(worker& w, task* t, bool may_run_next) {
   make_ready(w, t, may_run_next);
 }
 
+void grow_accesses(worker& w) { w.accesses.reserve(2 * w.accesses.capacity() + 16); }
+
 int submit_plain(worker& w, task* t) {
   task* parent = t->parent;
   t->flags |= flag_submitted;
