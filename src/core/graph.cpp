@@ -240,14 +240,16 @@ bool round_wait_over(void* p) {
 }
 
 // Waits until every task of round r has finished; the producer's worker runs other work meanwhile.
-void wait_round(worker& w, const graph& g, long r) {
-  if (r < 1 || r > g.round) return;  // rounds not opened yet have nothing to wait for
+// Returns the worker the context is on afterwards (the waits below may move it).
+worker& wait_round(worker& w, const graph& g, long r) {
+  if (r < 1 || r > g.round) return w;  // rounds not opened yet have nothing to wait for
   round_wait rw{&g, g.array_of(r)};
   // A yielded context comes back when its condition holds or when its worker has nothing else to
   // run: check again each time.
   // The waiting context may resume on another worker: each wait hands back the one it is on.
   worker* on = &w;
   while (!round_wait_over(&rw)) on = &yield_until(*on, round_wait_over, &rw, fiber::wait_kind::graph, nullptr);
+  return *on;
 }
 
 bool all_finished(void* p) {
@@ -258,13 +260,15 @@ bool all_finished(void* p) {
 }
 
 // Waits for every task the owner created (the graph's instances are among its children), then for
-// the instances' own children: only then may the arrays be rewritten or freed.
-void drain(worker& w, graph& g) {
+// the instances' own children: only then may the arrays be rewritten or freed. Returns the worker
+// the context is on afterwards.
+worker& drain(worker& w, graph& g) {
   flush_finished_children(w);
   taskwait(w);
   // After a wait the context may run on another worker: callers re-read theirs too.
   worker* on = worker_after_switch();
   while (!all_finished(&g)) on = &yield_until(*on, all_finished, &g, fiber::wait_kind::graph, nullptr);
+  return *on;
 }
 
 void ready(worker& w, const graph& g, task* t, bool may_run_next) {
@@ -377,8 +381,8 @@ void open_round(worker& w, graph& g, long r, std::uint32_t count) {
 // down their cyclic successors: its array was re-armed when round r+1-window finished. Waiting for
 // that round is also what bounds the rounds in flight.
 void start_round(worker& w, graph& g, long r) {
-  wait_round(w, g, r + 1 - g.window);
-  if (g.barrier) wait_round(w, g, r - 1);
+  worker& on = wait_round(w, g, r + 1 - g.window);
+  if (g.barrier) wait_round(on, g, r - 1);
   // Acquire: the reporters' marks on the nodes.
   if (g.sends_changed.load(std::memory_order_relaxed) && g.sends_changed.exchange(false, std::memory_order_acquire))
     compute_levels(g);
@@ -391,14 +395,16 @@ void start_round(worker& w, graph& g, long r) {
 // The recorded round runs as ordinary tasks in a taskgroup of the graph's own, so that the wait
 // after it covers their descendants too (round 1 may then rewrite nothing they still use, and the
 // lookahead bound holds for the first round as for the others).
-void end_record_group(worker& w, graph& g) {
-  if (!g.record_group) return;
+// Returns the worker the context is on afterwards (the taskgroup's wait may move it).
+worker& end_record_group(worker& w, graph& g) {
+  if (!g.record_group) return w;
   g.record_group = false;
   taskgroup_end(w);
+  return *worker_after_switch();
 }
 
-void start_recording(worker& w, graph& g) {
-  end_record_group(w, g);
+void start_recording(worker& producer, graph& g) {
+  worker& w = end_record_group(producer, g);
   taskgroup_begin(w);
   g.record_group = true;
   g.state = graph::phase::recording;
@@ -442,9 +448,8 @@ int changed(worker& w, graph& g, std::uint32_t v, const char* what) {
   return WEFT_ERR_GRAPH_CHANGED;
 }
 
-void finish_recording(worker& w, graph& g) {
-  end_record_group(w, g);
-  drain(w, g);  // the one wait: round 1 follows round 0 through it
+void finish_recording(worker& producer, graph& g) {
+  worker& w = drain(end_record_group(producer, g), g);  // the one wait: round 1 follows round 0 through it
   for (int a = 0; a < max_graph_window; ++a) g.opened[a] = 0;
   int n = instance->worker_count.load(std::memory_order_acquire);
   for (int i = 0; i < n; ++i)
@@ -626,8 +631,7 @@ int graph_end(worker& w) {
     status = changed(w, *g, g->cursor, "fewer tasks than recorded");
   }
   worker& on = *worker_after_switch();  // the waits above may have moved this context
-  end_record_group(on, *g);
-  drain(on, *g);
+  drain(end_record_group(on, *g), *g);
   if (g->status != WEFT_OK) status = g->status;
   g->owner->graph_role = graph_none;
   g->owner->state.load(std::memory_order_relaxed)->open_graph = nullptr;
@@ -646,8 +650,7 @@ namespace {
       // Its creator waits for it: no replay can keep that promise without a wait per iteration.
       std::fprintf(stderr, "weft: persistent graph: iteration %ld creates an undeferred task; the loop runs as ordinary tasks\n",
                    g.iteration);
-      end_record_group(w, g);
-      drain(w, g);
+      drain(end_record_group(w, g), g);
       g.state = graph::phase::plain;
       g.rerecord = false;
     }
