@@ -29,7 +29,6 @@ worker* caller(int& status) {
 }
 
 bool valid_type(weft_dep_type t) { return t >= WEFT_DEP_IN && t <= WEFT_DEP_INOUTSET; }
-
 }  // namespace
 
 extern "C" {
