@@ -6,6 +6,7 @@
 #include "core/graph.hpp"
 #include "core/runtime.hpp"
 #include "core/task.hpp"
+#include "sched/priority_propagation.hpp"
 
 namespace weft::core {
 
@@ -130,7 +131,18 @@ inline bool last_predecessor(task* s) {
 bool finish_linking(task* t, int added);
 
 // --- scheduler (sched/scheduler.cpp) ----------------------------------------------------------
-void make_ready(worker& w, task* t, bool may_run_next);
+// Queues t, or hands it to the context that waits for it: every case make_ready leaves.
+void queue_ready(worker& w, task* t, bool may_run_next);
+// t may run now. Depth first, the task a finishing one makes ready is normally the one its worker
+// runs next: that case is settled inline (a few compares), the others out of line.
+inline void make_ready(worker& w, task* t, bool may_run_next) {
+  if (may_run_next && !w.next && !trace::on && !(t->flags & flag_undeferred) && sched::priority_of(t) == 0 &&
+      instance->cfg.schedule == schedule_policy::depth) {
+    w.next = t;
+    return;
+  }
+  queue_ready(w, t, may_run_next);
+}
 // Runs ready work on this stack until done() holds: for waits that every ready task serves (team
 // barriers, finalize). Returns the worker it ends on.
 template <class Done>

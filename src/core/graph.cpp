@@ -34,6 +34,15 @@ struct address_state {
   int group_type = 0;
 };
 
+// The steady round's values (see graph_node::armed_preds).
+void set_armed(const graph& g, graph_node& node) {
+  node.armed_preds = node.round_preds + node.cyclic_preds + (!g.taskiter || node.round_preds == 0 ? creation_guard : 0);
+  node.armed_priority = g.taskiter ? node.priority : 0;
+  node.armed_flags = node.args_size > WEFT_INLINE_ARGS_SIZE ? flag_large_args : 0;
+  node.armed_door_bits = g.taskiter ? node.door_bits : 0;
+  node.armed_run_flags = g.taskiter ? node.run_flags : 0;
+}
+
 void build_edges(graph& g) {
   const std::uint32_t n = g.size();
   std::unordered_map<const void*, address_state> addresses;
@@ -101,6 +110,11 @@ void build_edges(graph& g) {
     g.nodes[v].cyclic_count = count[v];
   }
   for (auto& e : next) ++g.nodes[e.second].cyclic_preds;
+  g.roots.clear();
+  for (std::uint32_t v = 0; v < n; ++v) {
+    set_armed(g, g.nodes[v]);
+    if (g.nodes[v].round_preds == 0) g.roots.push_back(v);
+  }
 }
 
 // The recorded edges, once per recording: a trace expands them to every replayed round.
@@ -196,13 +210,14 @@ inline void rewind_accesses(const graph& g, task* t, const graph_node& node) {
 // in round r-1: round 1 follows the recorded round through the wait that ended it), plus, when
 // guarded, the creation guard the producer lifts when it opens the task.
 inline void arm_instance(const graph& g, task* t, const graph_node& node, long r) {
-  t->preds.store(node.round_preds + (r >= 2 ? node.cyclic_preds : 0) +
-                     (guarded(g, node, t->replay.node, r) ? creation_guard : 0),
-                 std::memory_order_relaxed);
-  t->priority = g.taskiter ? node.priority : 0;
-  t->flags = node.args_size > WEFT_INLINE_ARGS_SIZE ? flag_large_args : 0;
-  t->door_bits = g.taskiter ? node.door_bits : 0;
-  t->run_flags = g.taskiter ? node.run_flags : 0;
+  std::int32_t preds = node.armed_preds;
+  if (r < 2 || r == g.partial_round) [[unlikely]]
+    preds = node.round_preds + (r >= 2 ? node.cyclic_preds : 0) + (guarded(g, node, t->replay.node, r) ? creation_guard : 0);
+  t->preds.store(preds, std::memory_order_relaxed);
+  t->priority = node.armed_priority;
+  t->flags = node.armed_flags;
+  t->door_bits = node.armed_door_bits;
+  t->run_flags = node.armed_run_flags;
   t->refs.store(1, std::memory_order_relaxed);
   t->pending.store(body_running, std::memory_order_relaxed);
   t->children_created = 0;
@@ -373,6 +388,10 @@ void open_round(worker& w, graph& g, long r, std::uint32_t count) {
   taskgroup* group = group_of_owner(g);
   for (std::uint32_t v = 0; v < count; ++v) prepare_open(w, g, base + v, group);
   count_opened(w, g, g.array_of(r), count);
+  if (r != g.partial_round) [[likely]] {
+    for (std::uint32_t v : g.roots) lift_guard(w, g, base + v);
+    return;
+  }
   for (std::uint32_t v = 0; v < count; ++v)
     if (guarded(g, g.nodes[v], v, r)) lift_guard(w, g, base + v);
 }

@@ -46,6 +46,11 @@ struct graph_node {
   // reported a send (any worker writes; detect's marks).
   std::uint16_t level;
   std::uint8_t send;
+  // What arm_instance writes in a steady round (from round 2 on, not a last round cut short), set
+  // once the edges are known: re-arming an instance is then a few copies, not a recomputation.
+  std::int32_t armed_preds;
+  std::uint16_t armed_priority;
+  std::uint8_t armed_flags, armed_door_bits, armed_run_flags;
 };
 
 // Per-worker count of finished instances of each array: one writer per row, summed by the producer.
@@ -87,6 +92,7 @@ struct graph {
   std::vector<graph_access> accesses;
   std::vector<std::uint32_t> successors;  // node indices, per node (first_successor, successor_count)
   std::vector<std::uint32_t> cyclic;      // the same for cyclic edges
+  std::vector<std::uint32_t> roots;       // taskiter: the nodes guarded in every full round
   std::vector<std::uint32_t> sub_start;   // first node of each iteration of a round, and nodes.size()
   std::vector<unsigned char> recorded_args;
   std::uint32_t large_bytes = 0;          // per instance array

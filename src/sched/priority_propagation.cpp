@@ -18,18 +18,7 @@ using core::worker;
 
 std::atomic<int> propagation_mode{WEFT_PRIORITY_AS_GIVEN};
 
-std::uint16_t priority_of(const task* t) {
-  return std::atomic_ref<std::uint16_t>(const_cast<task*>(t)->priority).load(std::memory_order_relaxed);
-}
-
-void set_priority_of(task* t, std::uint16_t level) {
-  // Relaxed: a hint read when t becomes ready; a stale read only queues t at its old level.
-  std::atomic_ref<std::uint16_t>(t->priority).store(level, std::memory_order_relaxed);
-}
-
 namespace {
-
-void set_priority(task* t, std::uint16_t level) { set_priority_of(t, level); }
 
 // References keep a descriptor from being recycled while a record or the map names it. Only tasks
 // that can have edges are counted (drop_ref frees any other at once): those with accesses, nodes.
@@ -254,7 +243,7 @@ class prioritizer {
           n->checked = generation_;
           if (profiles_.count(profile_of(*n))) {
             level = max_level();
-            set_priority(r.subject, level);
+            set_priority_of(r.subject, level);
             r.marked = true;
           }
         }
@@ -301,7 +290,7 @@ class prioritizer {
           // Relaxed: a task that becomes ready meanwhile is queued at the old level (a hint lost).
           if (p->preds.load(std::memory_order_relaxed) <= 0) continue;
           if (priority_of(p) >= v) continue;
-          set_priority(p, static_cast<std::uint16_t>(v));
+          set_priority_of(p, static_cast<std::uint16_t>(v));
           stack_.emplace_back(p, static_cast<std::uint16_t>(v));
         }
       }
@@ -321,7 +310,7 @@ class prioritizer {
       task* t = n.subject;
       if (t->preds.load(std::memory_order_relaxed) <= 0 || priority_of(t) >= top) continue;
       if (!profiles_.count(profile_of(n))) continue;
-      set_priority(t, top);
+      set_priority_of(t, top);
       raise_predecessors(t, top);
     }
   }
@@ -414,11 +403,11 @@ void propagation_submit(worker& w, task* t) {
   w.propagation_recorded = nullptr;
   // none, and detect (no hints: the program's own priorities are not marks): start from 0.
   // Atomic writes: t's edges may already be in the map, where an idle worker reads its level.
-  if (mode == WEFT_PRIORITY_NONE || mode == WEFT_PRIORITY_DETECT) set_priority(t, 0);
+  if (mode == WEFT_PRIORITY_NONE || mode == WEFT_PRIORITY_DETECT) set_priority_of(t, 0);
   if (mode == WEFT_PRIORITY_NONE) return;
   if (!propagation_records(mode)) return;
   bool marked = mode != WEFT_PRIORITY_DETECT && priority_of(t) > 0;
-  if (marked && mode == WEFT_PRIORITY_DEPTH) set_priority(t, max_level_now());
+  if (marked && mode == WEFT_PRIORITY_DEPTH) set_priority_of(t, max_level_now());
   if (had_edges && (marked || mode == WEFT_PRIORITY_DETECT)) {
     if (record* r = make_record(w, record_submitted, t)) {
       r->marked = marked;

@@ -13,8 +13,9 @@
 #include <atomic>
 #include <cstdint>
 
+#include "core/task.hpp"
+
 namespace weft::core {
-struct task;
 struct worker;
 }  // namespace weft::core
 
@@ -26,9 +27,15 @@ inline int propagation() { return propagation_mode.load(std::memory_order_relaxe
 // Modes that record edges (path, depth, detect).
 inline bool propagation_records(int mode) { return mode >= 2; }
 
-// Reads and writes of a task's priority once it may be visible to the prioritizer.
-std::uint16_t priority_of(const core::task* t);
-void set_priority_of(core::task* t, std::uint16_t level);
+// Reads and writes of a task's priority once it may be visible to the prioritizer. Relaxed: a
+// hint read when the task becomes ready; a stale read only queues it at its old level. Inline:
+// every ready task reads it.
+inline std::uint16_t priority_of(const core::task* t) {
+  return std::atomic_ref<std::uint16_t>(const_cast<core::task*>(t)->priority).load(std::memory_order_relaxed);
+}
+inline void set_priority_of(core::task* t, std::uint16_t level) {
+  std::atomic_ref<std::uint16_t>(t->priority).store(level, std::memory_order_relaxed);
+}
 
 // Producer side. An edge pred -> succ was just made (both are alive: held by the domain).
 void propagation_edge(core::worker& w, core::task* pred, core::task* succ);

@@ -281,7 +281,7 @@ void at_exit() {
 
 }  // namespace
 
-void make_ready(worker& w, task* t, bool may_run_next) {
+void queue_ready(worker& w, task* t, bool may_run_next) {
   runtime& rt = *instance;
   trace_task(w, trace::event_type::task_ready, t);
   if (t->flags & flag_undeferred) {

@@ -321,9 +321,17 @@ TEST_F(Propagation, DetectRecognisesSendTasksByProfile) {
   };
   while (!all_raised() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   ASSERT_TRUE(all_raised()) << "the idle worker did not recognise the waiting send-tasks";
-  // Created after the report: recognised at creation.
-  ASSERT_EQ(weft_task_submit(make(&record_body, log, 9, {&gate_word}, &t_word)), WEFT_OK);
-  ASSERT_EQ(weft_task_submit(make(&send_body, log, 10, {&t_word}, nullptr)), WEFT_OK);
+  // Created after the report: recognised when its submission is processed, by the producer or,
+  // when an idle worker holds the role, by that worker a moment later: wait for it (bounded)
+  // before the gate opens, as for S0..S3.
+  weft_task_t* pred_of_t = make(&record_body, log, 9, {&gate_word}, &t_word);
+  weft_task_t* t = make(&send_body, log, 10, {&t_word}, nullptr);
+  ASSERT_EQ(weft_task_submit(pred_of_t), WEFT_OK);
+  ASSERT_EQ(weft_task_submit(t), WEFT_OK);
+  deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  auto t_raised = [&] { return weft_task_get_priority(t) == top_ && weft_task_get_priority(pred_of_t) == top_ - 1; };
+  while (!t_raised() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_TRUE(t_raised()) << "a send-task created after the report was not recognised";
   // Another profile (two predecessors), with a priority of its own (no hint under detect): not a
   // send-task, and at 0.
   ASSERT_EQ(weft_task_submit(make(&send_body, log, 11, {&t_word, &p_words[0]}, nullptr, 5)), WEFT_OK);
