@@ -95,12 +95,26 @@ struct alignas(64) worker {
   sched::work_deque<task*>* queue = &deque;  // its queue in the gang it serves now
   gang* crew = nullptr;           // the gang this worker serves now; null while pooled
   task* next = nullptr;           // depth-first: the successor this worker runs next
-  // Ready-at-birth tasks made while this worker's queue already holds max_ready: kept here, out
-  // of the thieves' reach (they have the queue), and run by this worker newest first without the
-  // queue's fences. Owner only; emptied before the worker changes gangs (spill_local).
-  static constexpr int local_capacity = 128;
+  // Ready tasks kept out of the thieves' reach, run without the queue's fences (owner only;
+  // emptied before the worker changes gangs, see spill_local): those made ready at birth while
+  // the queue already holds max_ready, and in a gang of one every ready task. A ring: a gang of
+  // several runs them newest first (its thieves take the oldest from the queue), a gang of one
+  // oldest first. With nobody to take the old ones, newest first would leave them waiting while
+  // later work runs ahead: a replayed graph's next iterations, spreading one worker's working set
+  // over every round in flight (Jacobi on 1 worker: 2x slower than oldest first).
+  static constexpr int local_capacity = 128;  // a power of two
   int local_count = 0;
+  int local_head = 0;  // ring index of the oldest
   task* local[local_capacity];
+  void push_local(task* t) { local[(local_head + local_count++) & (local_capacity - 1)] = t; }
+  task* newest_local() const { return local[(local_head + local_count - 1) & (local_capacity - 1)]; }
+  task* pop_newest_local() { return local[(local_head + --local_count) & (local_capacity - 1)]; }
+  task* pop_oldest_local() {
+    task* t = local[local_head];
+    local_head = (local_head + 1) & (local_capacity - 1);
+    --local_count;
+    return t;
+  }
   task* current = nullptr;        // running task (root when none)
   int nesting = 0;                // tasks run on this stack above the worker's own loop
   std::uint64_t random_state = 0;

@@ -517,7 +517,7 @@ void ready_at_birth(worker& w, task* t) {
       rt.cfg.schedule == schedule_policy::depth &&
       (w.crew->members.size() == 1 || w.queue->owner_holds_at_least(rt.max_ready))) {
     trace_task(w, trace::event_type::task_ready, t);
-    w.local[w.local_count++] = t;
+    w.push_local(t);
   } else {
     predecessors_done(w, t, false);
   }

@@ -308,7 +308,7 @@ void queue_ready(worker& w, task* t, bool may_run_next) {
     // A gang of one has no thief: its local buffer serves as its queue, without the fence the
     // deque's owner pop needs against thieves (the buffer spills if the gang grows).
     if (w.crew->members.size() == 1 && w.local_count < rt.local_limit) {
-      w.local[w.local_count++] = t;
+      w.push_local(t);
       return;
     }
   }
@@ -325,12 +325,15 @@ task* find_queued_work(worker& w) {
     w.next = nullptr;
     return t;
   }
+  const bool alone = w.crew->members.size() == 1;
   if (w.local_count) {
+    if (alone) return w.pop_oldest_local();
     // Thieves cannot see these: once they have emptied the queue, give them half.
     if (w.crew->size() > 1 && w.local_count > 1 && w.queue->empty()) spill_local(w, w.local_count / 2);
-    return w.local[--w.local_count];
+    return w.pop_newest_local();
   }
-  task* t = rt.cfg.schedule == schedule_policy::fifo ? w.queue->steal() : w.queue->pop();
+  // Oldest first in a gang of one, as from the local buffer (what overflowed it is newer).
+  task* t = rt.cfg.schedule == schedule_policy::fifo || alone ? w.queue->steal() : w.queue->pop();
   if (t) return t;
   return steal(rt, w);
 }
@@ -338,10 +341,7 @@ task* find_queued_work(worker& w) {
 void spill_local(worker& w, int keep) {
   if (w.local_count <= keep) return;
   // Oldest first, so that thieves (who take the oldest) get the ones created first.
-  int n = w.local_count - keep;
-  for (int i = 0; i < n; ++i) w.queue->push(w.local[i]);
-  for (int i = n; i < w.local_count; ++i) w.local[i - n] = w.local[i];
-  w.local_count = keep;
+  while (w.local_count > keep) w.queue->push(w.pop_oldest_local());
   w.crew->park.notify_work();
 }
 
@@ -359,7 +359,7 @@ task* find_child_work(worker& w) {
     w.next = nullptr;
     return t;
   }
-  if (w.local_count && w.local[w.local_count - 1]->parent == parent) return w.local[--w.local_count];
+  if (w.local_count && w.newest_local()->parent == parent) return w.pop_newest_local();
   if (task* t = w.queue->pop()) {
     if (!resumable_of(t) && t->parent == parent) return t;
     w.queue->push(t);
@@ -368,7 +368,7 @@ task* find_child_work(worker& w) {
 }
 
 task* find_group_work(worker& w, taskgroup* g) {
-  if (w.local_count && w.local[w.local_count - 1]->group == g) return w.local[--w.local_count];
+  if (w.local_count && w.newest_local()->group == g) return w.pop_newest_local();
   if (w.next && w.next->group == g) {
     task* t = w.next;
     w.next = nullptr;
