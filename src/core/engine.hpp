@@ -162,8 +162,7 @@ inline task* find_work(worker& w) {
       w.next = nullptr;
       return t;
     }
-    if (w.local_count && w.crew->members.size() == 1) return w.pop_oldest_local();  // see worker::local
-    if (w.local_count == 1) return w.pop_newest_local();
+    if (w.local_count == 1 || (w.local_count && w.crew->size() == 1)) return w.pop_local_to_run();
   }
   return find_queued_work(w);
 }
@@ -171,10 +170,7 @@ inline task* find_work(worker& w) {
 // or the local buffer); false when it cannot tell cheaply.
 inline bool next_is_child(const worker& w) {
   if (instance->priority_ready.load(std::memory_order_relaxed) > 0) return false;
-  task* t = w.next                                  ? w.next
-             : !w.local_count                        ? nullptr
-             : w.crew->members.size() == 1 ? w.local[w.local_head]
-                                                     : w.newest_local();
+  task* t = w.next ? w.next : w.local_count ? w.local_to_run() : nullptr;
   return t && !(reinterpret_cast<std::uintptr_t>(t) & 1) && t->parent == w.current;  // low bit: a context
 }
 // Moves the worker's local ready tasks to its queue (before it changes gangs, or for thieves).

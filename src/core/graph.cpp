@@ -34,9 +34,15 @@ struct address_state {
   int group_type = 0;
 };
 
+// Whether a node's instances wait for the producer to open them (a creation guard) in a full
+// round. In re-execute mode every task does: the producer writes its arguments first. A taskiter
+// round only needs its roots guarded (the tasks without a predecessor in the round): every other
+// task follows a root through the round's edges.
+inline bool guarded_in_full_round(const graph& g, const graph_node& node) { return !g.taskiter || node.round_preds == 0; }
+
 // The steady round's values (see graph_node::armed_preds).
 void set_armed(const graph& g, graph_node& node) {
-  node.armed_preds = node.round_preds + node.cyclic_preds + (!g.taskiter || node.round_preds == 0 ? creation_guard : 0);
+  node.armed_preds = node.round_preds + node.cyclic_preds + (guarded_in_full_round(g, node) ? creation_guard : 0);
   node.armed_priority = g.taskiter ? node.priority : 0;
   node.armed_flags = node.args_size > WEFT_INLINE_ARGS_SIZE ? flag_large_args : 0;
   node.armed_door_bits = g.taskiter ? node.door_bits : 0;
@@ -113,7 +119,7 @@ void build_edges(graph& g) {
   g.roots.clear();
   for (std::uint32_t v = 0; v < n; ++v) {
     set_armed(g, g.nodes[v]);
-    if (g.nodes[v].round_preds == 0) g.roots.push_back(v);
+    if (guarded_in_full_round(g, g.nodes[v])) g.roots.push_back(v);
   }
 }
 
@@ -192,12 +198,10 @@ void prepare_array(graph& g, int a) {
   }
 }
 
-// Whether instance v of round r waits for the producer to open it (a creation guard). In
-// re-execute mode every task does: the producer writes its arguments first. A taskiter round only
-// needs its roots guarded (the tasks without a predecessor in the round): every other task follows
-// a root through the round's edges. In a last round cut short, the tasks not opened stay guarded.
+// Whether instance v of round r waits for the producer to open it: as in a full round, and in a
+// last round cut short, the tasks not opened stay guarded.
 inline bool guarded(const graph& g, const graph_node& node, std::uint32_t v, long r) {
-  return !g.taskiter || node.round_preds == 0 || (r == g.partial_round && v >= g.partial_count);
+  return guarded_in_full_round(g, node) || (r == g.partial_round && v >= g.partial_count);
 }
 
 // The producer matches the instance's declared accesses from the first recorded one.

@@ -115,6 +115,9 @@ struct alignas(64) worker {
     --local_count;
     return t;
   }
+  // The local task this worker runs next (local_count > 0, so crew is set): see above.
+  task* local_to_run() const { return crew->size() == 1 ? local[local_head] : newest_local(); }
+  task* pop_local_to_run() { return crew->size() == 1 ? pop_oldest_local() : pop_newest_local(); }
   task* current = nullptr;        // running task (root when none)
   int nesting = 0;                // tasks run on this stack above the worker's own loop
   std::uint64_t random_state = 0;

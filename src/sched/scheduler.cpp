@@ -325,15 +325,13 @@ task* find_queued_work(worker& w) {
     w.next = nullptr;
     return t;
   }
-  const bool alone = w.crew->members.size() == 1;
   if (w.local_count) {
-    if (alone) return w.pop_oldest_local();
     // Thieves cannot see these: once they have emptied the queue, give them half.
     if (w.crew->size() > 1 && w.local_count > 1 && w.queue->empty()) spill_local(w, w.local_count / 2);
-    return w.pop_newest_local();
+    return w.pop_local_to_run();
   }
   // Oldest first in a gang of one, as from the local buffer (what overflowed it is newer).
-  task* t = rt.cfg.schedule == schedule_policy::fifo || alone ? w.queue->steal() : w.queue->pop();
+  task* t = rt.cfg.schedule == schedule_policy::fifo || w.crew->size() == 1 ? w.queue->steal() : w.queue->pop();
   if (t) return t;
   return steal(rt, w);
 }
