@@ -7,8 +7,6 @@ packages=(
   # toolchain and build
   build-essential g++ cmake ninja-build pkg-config git python3 python3-venv
   clang-format clang-tidy valgrind
-  # runtime dependencies
-  libhwloc-dev hwloc
   # tests
   libgtest-dev libgmock-dev
   # fibers (suspendable tasks), linear algebra for the applications

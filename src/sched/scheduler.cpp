@@ -1,5 +1,4 @@
 // Workers, ready queues, stealing, idling, throttling, and the runtime's start and stop.
-#include <hwloc.h>
 #include <pthread.h>
 #include <sched.h>
 
@@ -12,6 +11,7 @@
 #include "core/dependency_domain.hpp"
 #include "core/engine.hpp"
 #include "fiber/poller.hpp"
+#include "sched/cpu_topology.hpp"
 #include "sched/priority_propagation.hpp"
 #include "fiber/watchdog.hpp"
 #include "trace/session.hpp"
@@ -134,29 +134,26 @@ bool work_visible(runtime& rt, const gang& g) {
   return false;
 }
 
-void worker_main(worker* w, hwloc_topology_t topo, hwloc_const_cpuset_t set) {
+void worker_main(worker* w) {
   current_worker = w;
-  if (set) hwloc_set_cpubind(topo, set, HWLOC_CPUBIND_THREAD);
   run_worker_thread(*w);  // the scheduling loop, on fibers, until the runtime stops
   // current_worker is left as it is: the thread ends here (and ThreadSanitizer, which does not tie
   // a fiber's reads of the thread's TLS to the thread's exit, would report the store).
 }
 
-// hwloc state kept from init to finalize (binding).
+// The cores workers are bound to, kept from init to finalize.
 struct binding {
-  hwloc_topology_t topology = nullptr;
-  std::vector<hwloc_bitmap_t> core_sets;  // one per core of the process mask, in order
-  std::size_t first_core = 0;             // index in core_sets of worker 0's core
-  hwloc_bitmap_t original = nullptr;      // worker 0's binding before init, restored at finalize
+  std::vector<sched::cpu_mask> core_sets;  // one per core of the process mask, in order
+  std::size_t first_core = 0;              // index in core_sets of worker 0's core
+  sched::cpu_mask original;                // worker 0's mask before init, restored at finalize
 };
 binding* bind_state = nullptr;
 
-hwloc_topology_t bind_topology() { return bind_state->topology; }
 // The core worker `index` is bound to, or null when binding is off.
-hwloc_const_cpuset_t core_for(int index) {
+const sched::cpu_mask* core_for(int index) {
   if (!instance->cfg.bind_cores) return nullptr;
   const auto& sets = bind_state->core_sets;
-  return sets[(bind_state->first_core + static_cast<std::size_t>(index)) % sets.size()];
+  return &sets[(bind_state->first_core + static_cast<std::size_t>(index)) % sets.size()];
 }
 
 // Ranks started together by an MPI launcher without binding (mpiexec --bind-to none) share one
@@ -179,69 +176,20 @@ std::size_t launcher_first_core(std::size_t cores) {
   return 0;
 }
 
-// True when the calling thread is the process's only thread (field 20 of /proc/self/stat).
-bool single_threaded() {
-  FILE* f = std::fopen("/proc/self/stat", "r");
-  if (!f) return false;
-  char buffer[1024];
-  std::size_t n = std::fread(buffer, 1, sizeof buffer - 1, f);
-  std::fclose(f);
-  buffer[n] = 0;
-  const char* p = std::strrchr(buffer, ')');  // the command name may contain spaces
-  int field = 2;
-  for (; p && *p && field < 20; ++p)
-    if (*p == ' ') ++field;
-  return p && std::atoi(p) == 1;
-}
-
 void discover_cores(binding& b) {
-  // hwloc dlopens its plugins (OpenCL, GL, PCI: 2 ms with their libraries) when it starts, though
-  // weft filters out every object they would add. Pointing the plugin path nowhere skips them; the
-  // environment is only touched while no other thread can be reading it.
-  bool skip_plugins = !std::getenv("HWLOC_PLUGINS_PATH") && single_threaded();
-  if (skip_plugins) setenv("HWLOC_PLUGINS_PATH", "/nonexistent/weft-needs-no-hwloc-plugins", 1);
-  hwloc_topology_init(&b.topology);
-  if (skip_plugins) unsetenv("HWLOC_PLUGINS_PATH");
-  // Cores and PUs are all weft places workers on: skipping caches, NUMA and I/O discovery makes
-  // the load ~5x faster (about 1 ms instead of 5 on the 2-core CI machine), which every program's
-  // first parallel region or weft_init pays.
-  hwloc_topology_set_all_types_filter(b.topology, HWLOC_TYPE_FILTER_KEEP_NONE);
-  hwloc_topology_set_type_filter(b.topology, HWLOC_OBJ_CORE, HWLOC_TYPE_FILTER_KEEP_ALL);
-  hwloc_topology_set_type_filter(b.topology, HWLOC_OBJ_PU, HWLOC_TYPE_FILTER_KEEP_ALL);
-  hwloc_topology_set_flags(b.topology, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM);
-#if HWLOC_API_VERSION >= 0x00020100
-  // hwloc's x86 backend moves the calling thread onto every PU in turn to read its CPUID; on a
-  // loaded (virtual) machine each move can wait for seconds. Linux's sysfs gives the cores and PUs.
-  hwloc_topology_set_components(b.topology, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "x86");
-#endif
-  hwloc_topology_load(b.topology);
-  // The starting thread's mask stands for the process's (asking hwloc for the process's mask
-  // reads every thread's, a millisecond more).
-  b.original = hwloc_bitmap_alloc();
-  if (hwloc_get_cpubind(b.topology, b.original, HWLOC_CPUBIND_THREAD) != 0)
-    hwloc_bitmap_copy(b.original, hwloc_topology_get_allowed_cpuset(b.topology));
-  hwloc_bitmap_t mask = hwloc_bitmap_dup(b.original);
-  int ncores = hwloc_get_nbobjs_by_type(b.topology, HWLOC_OBJ_CORE);
-  for (int i = 0; i < ncores; ++i) {
-    hwloc_obj_t core = hwloc_get_obj_by_type(b.topology, HWLOC_OBJ_CORE, i);
-    if (!hwloc_bitmap_intersects(core->cpuset, mask)) continue;
-    hwloc_bitmap_t s = hwloc_bitmap_dup(core->cpuset);
-    hwloc_bitmap_and(s, s, mask);
-    b.core_sets.push_back(s);
+  // The starting thread's mask stands for the process's.
+  if (sched::cpu_mask::of_calling_thread(b.original)) b.core_sets = sched::cores_of(b.original);
+  if (b.core_sets.empty()) {  // no mask to be had: one core, and nothing to restore
+    b.original = sched::cpu_mask{};
+    b.core_sets.emplace_back();
+    b.core_sets.back().set(0);
   }
-  if (b.core_sets.empty()) b.core_sets.push_back(hwloc_bitmap_dup(mask));
   b.first_core = launcher_first_core(b.core_sets.size());
-  hwloc_bitmap_free(mask);
 }
 
 void release_binding(binding* b) {
   if (!b) return;
-  if (b->original) {
-    hwloc_set_cpubind(b->topology, b->original, HWLOC_CPUBIND_THREAD);
-    hwloc_bitmap_free(b->original);
-  }
-  for (auto s : b->core_sets) hwloc_bitmap_free(s);
-  hwloc_topology_destroy(b->topology);
+  if (!b->original.empty()) sched::bind_calling_thread(b->original);
   delete b;
 }
 
@@ -468,14 +416,19 @@ void start_thread_of(worker& w) {
       std::fprintf(stderr, "weft: stack size %zu bytes refused by pthread_attr_setstacksize; using the default\n", size);
     }
   }
-  auto* start = new std::pair<worker*, hwloc_const_cpuset_t>(&w, core_for(w.id));
+  // A bound worker starts on its core. Binding itself from the new thread would first need a turn
+  // on its creator's core (a thread inherits its creator's mask), which a creator spinning in its
+  // first barrier gives up only when the kernel preempts it: a millisecond of start-up.
+  if (const sched::cpu_mask* core = core_for(w.id)) {
+    if (!sched::bind_at_start(attr, *core))
+      std::fprintf(stderr, "weft: worker %d cannot be bound to CPUs %s (pthread_attr_setaffinity_np); it runs unbound\n",
+                   w.id, core->describe().c_str());
+  }
   auto body = [](void* arg) -> void* {
-    auto* p = static_cast<std::pair<worker*, hwloc_const_cpuset_t>*>(arg);
-    worker_main(p->first, bind_topology(), p->second);
-    delete p;
+    worker_main(static_cast<worker*>(arg));
     return nullptr;
   };
-  if (pthread_create(&w.thread, &attr, body, start) != 0) {
+  if (pthread_create(&w.thread, &attr, body, &w) != 0) {
     std::fprintf(stderr, "weft: cannot start worker thread %d (pthread_create failed)\n", w.id);
     std::abort();
   }
@@ -674,7 +627,9 @@ int start_runtime(const door_options& options) {
   rt->fiber_stack = fiber::fiber_stack_size(cfg.stack_size);
   current_worker = rt->workers[0].get();
   fiber::init_thread_context(&current_worker->thread_context);
-  if (cfg.bind_cores) hwloc_set_cpubind(b->topology, core_for(0), HWLOC_CPUBIND_THREAD);
+  if (cfg.bind_cores && !sched::bind_calling_thread(*core_for(0)))
+    std::fprintf(stderr, "weft: worker 0 cannot be bound to CPUs %s (sched_setaffinity); it runs unbound\n",
+                 core_for(0)->describe().c_str());
   for (int i = 1; i < cfg.num_workers; ++i)
     start_thread_of(*rt->workers[i]);
   if (!atexit_registered) {
