@@ -390,7 +390,14 @@ void open(worker& w, graph& g, task* t) {
 void open_round(worker& w, graph& g, long r, std::uint32_t count) {
   task* base = g.instances[g.array_of(r)];
   taskgroup* group = group_of_owner(g);
-  for (std::uint32_t v = 0; v < count; ++v) prepare_open(w, g, base + v, group);
+  if (trace::on || group || sched::propagation() != WEFT_PRIORITY_AS_GIVEN) [[unlikely]] {
+    for (std::uint32_t v = 0; v < count; ++v) prepare_open(w, g, base + v, group);
+  } else {  // nothing to trace, count or re-prioritise: prepare_open's stores alone
+    for (std::uint32_t v = 0; v < count; ++v) {
+      base[v].flags |= flag_submitted;
+      base[v].group = nullptr;
+    }
+  }
   count_opened(w, g, g.array_of(r), count);
   if (r != g.partial_round) [[likely]] {
     for (std::uint32_t v : g.roots) lift_guard(w, g, base + v);

@@ -269,7 +269,15 @@ void finish_body(worker& w, task* t) {
   ++w.check_bodies;
 #endif
   notify_parent(w, parent);
-  if (done) fully_done(w, t);
+  if (!done) return;
+  // A replayed task has no parent state of its own to drop in the common case: straight to its graph.
+  if (t->graph_role == graph_instance && !t->state.load(std::memory_order_relaxed)) {
+#if WEFT_COUNT_CHECKS
+    ++w.check_fully_done;
+#endif
+    return graph_instance_done(w, t);
+  }
+  fully_done(w, t);
 }
 
 void attach_group(worker&, task* t, task* group) {
