@@ -217,7 +217,8 @@ typedef struct weft_graph_options {
   void *condition_arg;
   int policy;                    /* weft_graph_policy */
   int lookahead;                 /* rounds the producer may run ahead of the oldest unfinished
-                                    one, 1..6; 0: WEFT_GRAPH_LOOKAHEAD, else 2 */
+                                    one, 1..6; 0: WEFT_GRAPH_LOOKAHEAD, else chosen per graph
+                                    (docs/api.md) */
   int on_change;                 /* weft_graph_on_change */
   int barrier;                   /* non-zero: each round waits for the previous (for comparisons) */
 } weft_graph_options_t;

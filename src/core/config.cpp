@@ -160,7 +160,8 @@ std::string config::describe() const {
      << "  WEFT_STACKSIZE=" << stack_size << (stack_size ? "" : " (system default)")
      << " (threads and the fibers tasks run on)\n"
      << "  WEFT_WATCHDOG=" << watchdog_seconds << (watchdog_seconds ? " s" : " (off)") << "\n"
-     << "  WEFT_GRAPH_LOOKAHEAD=" << graph_lookahead << "\n"
+     << "  WEFT_GRAPH_LOOKAHEAD="
+     << (graph_lookahead ? std::to_string(graph_lookahead) : std::string("auto (per graph)")) << "\n"
      << "  WEFT_GRAPH_POLICY=" << (graph_iteration_priority ? "iteration" : "successor") << "\n"
      << "  WEFT_GRAPH_ON_CHANGE=" << (graph_rerecord ? "rerecord" : "error") << "\n"
      << "  WEFT_TRACE=" << (trace_path.empty() ? std::string("(off)") : trace_path) << "\n"

@@ -23,7 +23,7 @@ struct config {
   std::size_t stack_size = 0;     // WEFT_STACKSIZE: worker thread and fiber stacks (bytes; K/M/G suffixes)
   int watchdog_seconds = 0;       // WEFT_WATCHDOG: report when nothing progressed this long (0: off)
   // Persistent graphs' defaults (weft_graph_options_t fields left at 0).
-  int graph_lookahead = 2;        // WEFT_GRAPH_LOOKAHEAD: rounds the producer runs ahead, 1..6
+  int graph_lookahead = 0;        // WEFT_GRAPH_LOOKAHEAD: rounds the producer runs ahead, 1..6 (0: per graph)
   bool graph_iteration_priority = false;  // WEFT_GRAPH_POLICY=successor|iteration
   bool graph_rerecord = true;     // WEFT_GRAPH_ON_CHANGE=rerecord|error
   // Tracing (docs/trace-format.md): the file, the buffer of each worker, the hardware counters.

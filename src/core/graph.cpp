@@ -478,6 +478,19 @@ int changed(worker& w, graph& g, std::uint32_t v, const char* what) {
   return WEFT_ERR_GRAPH_CHANGED;
 }
 
+// The lookahead of a graph for which neither its options nor WEFT_GRAPH_LOOKAHEAD chose one: the
+// fewest rounds (2 at least) that keep about auto_slack_tasks tasks in flight for each worker of the
+// owner's gang. Small rounds need more: the width-8 stencil (16 tasks a round) on 2 workers runs
+// 1.25x faster 4 rounds ahead than 2. Large rounds need no more, and memory-bound ones lose
+// locality with more (Jacobi, 512 tasks a round, 8% slower at 4 on 2 workers). docs/perf.md,
+// 2026-11-26.
+inline constexpr std::uint64_t auto_slack_tasks = 40;
+int auto_lookahead(std::uint32_t round_size, int gang_size) {
+  for (int lookahead = 2; lookahead < max_graph_window - 2; ++lookahead)
+    if (std::uint64_t(lookahead + 1) * round_size >= auto_slack_tasks * std::uint64_t(gang_size)) return lookahead;
+  return max_graph_window - 2;
+}
+
 void finish_recording(worker& producer, graph& g) {
   worker& w = drain(end_record_group(producer, g), g);  // the one wait: round 1 follows round 0 through it
   for (int a = 0; a < max_graph_window; ++a) g.opened[a] = 0;
@@ -496,6 +509,8 @@ void finish_recording(worker& producer, graph& g) {
   if (sched::propagation() != WEFT_PRIORITY_AS_GIVEN) compute_levels(g);
   if (trace::on) [[unlikely]]
     trace_graph_edges(w, g);
+  // The window changes only here, where no array of the previous recording is in use (drained).
+  if (g.lookahead == 0) g.window = auto_lookahead(g.size(), w.crew ? w.crew->size() : 1) + 2;
   if (!make_arrays(g)) {
     std::fprintf(stderr, "weft: persistent graph: out of memory for %u replayed tasks; running it as ordinary tasks\n",
                  g.size());
