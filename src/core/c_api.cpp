@@ -83,8 +83,7 @@ int weft_task_depend(weft_task_t* handle, weft_dep_type type, const void* addr, 
   if (t->flags & flag_submitted) return fail(WEFT_ERR_ALREADY_SUBMITTED);
   worker* w = current_worker;
   if (!w) return fail(WEFT_ERR_NOT_A_WORKER);
-  add_access(*w, t, addr, type);
-  return WEFT_OK;
+  return add_access(*w, t, addr, type);  // every path of it a tail call: no frame here
 }
 
 int weft_task_set_label(weft_task_t* handle, const char* label) {

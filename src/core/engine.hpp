@@ -55,7 +55,6 @@ inline task* allocate_task(worker& w, weft_task_fn fn, std::size_t args_size, un
 }
 task* allocate_node(worker& w, std::uint8_t flags);  // redirect / mutex-group node
 void discard_task(worker& w, task* t);
-void grow_accesses(worker& w);  // doubles w.accesses' capacity
 // A replayed task's declared access, when it is the next recorded one: matched, nothing to list.
 inline bool match_recorded(task* t, const void* address, weft_dep_type type) {
   auto& r = t->replay;
@@ -67,21 +66,25 @@ inline bool match_recorded(task* t, const void* address, weft_dep_type type) {
   }
   return false;
 }
+// add_access's rare cases, out of line: an instance's access that differs from its recording, a
+// full list. It returns WEFT_OK so that callers reach it as a tail call, and so need no frame.
+int add_access_rare(worker& w, task* t, const void* address, weft_dep_type type);
 // Declares an access of t (not yet submitted). A replayed task's accesses are checked against the
-// recording as they come; other accesses are gathered for submit.
-inline void add_access(worker& w, task* t, const void* address, weft_dep_type type) {
+// recording as they come; other accesses are gathered for submit. Returns WEFT_OK.
+inline int add_access(worker& w, task* t, const void* address, weft_dep_type type) {
   if (__builtin_expect(t->graph_role == graph_instance, 0)) {
     if (match_recorded(t, address, type)) [[likely]]
-      return;
-    graph_access_differs(w, t);
+      return WEFT_OK;
+    return add_access_rare(w, t, address, type);
   }
   auto& list = w.accesses;
   if (list.size() == list.capacity()) [[unlikely]]
-    grow_accesses(w);
-  // Room was made: push_back's own growth path (a call that would make every caller save
+    return add_access_rare(w, t, address, type);
+  // Room there is: push_back's own growth path (a call that would make every caller save
   // registers on entry) is dropped.
   if (list.size() == list.capacity()) __builtin_unreachable();
   list.push_back({t, address, type});
+  return WEFT_OK;
 }
 int submit_plain(worker& w, task* t);
 // A task's creator owning a persistent graph sends it through the graph.

@@ -444,7 +444,13 @@ void predecessors_done(worker& w, task* t, bool may_run_next) {
   make_ready(w, t, may_run_next);
 }
 
-void grow_accesses(worker& w) { w.accesses.reserve(2 * w.accesses.capacity() + 16); }
+int add_access_rare(worker& w, task* t, const void* address, weft_dep_type type) {
+  if (t->graph_role == graph_instance) graph_access_differs(w, t);  // listed from now on
+  auto& list = w.accesses;
+  if (list.size() == list.capacity()) list.reserve(2 * list.capacity() + 16);
+  list.push_back({t, address, type});
+  return WEFT_OK;
+}
 
 int submit_plain(worker& w, task* t) {
   task* parent = t->parent;
