@@ -67,8 +67,8 @@ struct graph {
   bool rerecord = true;
   bool barrier = false;
   int unroll = 1;
-  int lookahead = 2;
-  int window = 4;
+  int lookahead = 0;  // as set (options, WEFT_GRAPH_LOOKAHEAD); 0: chosen as the recording ends
+  int window = 2;     // lookahead + 2 arrays (set with the arrays when the lookahead is chosen)
   long iterations = 0;  // taskiter: total, or -1 (condition)
   long partial_round = -1;         // taskiter: a last round cut short (iterations % unroll), if any,
   std::uint32_t partial_count = 0;  // and the instances it runs
