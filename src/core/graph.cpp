@@ -140,7 +140,22 @@ void trace_graph_edges(worker& w, const graph& g) {
 
 void prepare_array(graph& g, int a);
 
+// Before the arrays go: the deferred decrements (graph_release) its worker still holds for them.
+// They can only be for instances never opened (the rounds after the last, or after a change):
+// opened ones have all finished, and a held decrement keeps its task from finishing.
+void drop_deferred(const graph& g) {
+  worker* w = current_worker;  // the producer's: a graph defers only in a gang of one
+  if (!w || !w->deferred_n) return;
+  for (int i = 0; i < worker::deferred_slots; ++i) {
+    task* t = w->deferred_task[i];
+    if (!t || t->replay.owner_graph != &g) continue;
+    w->deferred_task[i] = nullptr;
+    --w->deferred_n;
+  }
+}
+
 void free_arrays(graph& g) {
+  drop_deferred(g);
   for (int a = 0; a < max_graph_window; ++a) {
     std::free(g.instances[a]);
     std::free(g.large_args[a]);
@@ -511,6 +526,7 @@ void finish_recording(worker& producer, graph& g) {
     trace_graph_edges(w, g);
   // The window changes only here, where no array of the previous recording is in use (drained).
   if (g.lookahead == 0) g.window = auto_lookahead(g.size(), w.crew ? w.crew->size() : 1) + 2;
+  g.defer_gang = w.crew && w.crew->size() == 1 ? w.crew : nullptr;
   if (!make_arrays(g)) {
     std::fprintf(stderr, "weft: persistent graph: out of memory for %u replayed tasks; running it as ordinary tasks\n",
                  g.size());
@@ -824,14 +840,62 @@ void graph_discard(worker& w, task* t) {
   if (g.state == graph::phase::replaying && g.cursor == t->replay.node + 1) --g.cursor;
 }
 
+namespace {
+// One predecessor of s done, on the one worker of its graph owner's gang: true when s is ready. No
+// other worker runs this gang's tasks, so s's other predecessors mostly finish here too: the
+// decrement is kept in the worker's slots instead of being applied with a locked instruction, and
+// s is ready when its count, read, equals what the worker holds (every predecessor left is one of
+// this worker's, so nobody else writes the count any more: last_predecessor's rule, for several).
+// Sound with other writers too (a decrement is only late, never lost): a count that another
+// writer brings down to the held amount is ended by the flush, which every path that stops
+// running this worker's own ready tasks goes through. A task still guarded by its producer is
+// decremented at once: its guard may be lifted long after (a later round), by then a flush away.
+inline bool counted_down_deferred(worker& w, task* s) {
+  // Acquire: the other predecessors' effects (their decrements released them).
+  const std::int32_t count = s->preds.load(std::memory_order_acquire);
+  if (count >= creation_guard) return s->preds.fetch_sub(1, std::memory_order_acq_rel) == 1;
+  const int slot = worker::deferred_slot(s);
+  if (w.deferred_task[slot] == s) {
+    const std::int32_t mine = w.deferred_count[slot] + 1;
+    if (count == mine) {
+      w.deferred_task[slot] = nullptr;
+      --w.deferred_n;
+      return true;
+    }
+    w.deferred_count[slot] = mine;
+    return false;
+  }
+  if (count == 1) return true;  // the last one
+  if (!w.deferred_task[slot]) {
+    w.deferred_task[slot] = s;
+    w.deferred_count[slot] = 1;
+    ++w.deferred_n;
+    return false;
+  }
+  return s->preds.fetch_sub(1, std::memory_order_acq_rel) == 1;  // slot taken: applied at once
+}
+}  // namespace
+
+void graph_flush_deferred(worker& w) {
+  for (int i = 0; i < worker::deferred_slots && w.deferred_n; ++i) {
+    task* s = w.deferred_task[i];
+    if (!s) continue;
+    const std::int32_t n = w.deferred_count[i];
+    w.deferred_task[i] = nullptr;
+    --w.deferred_n;
+    if (s->preds.fetch_sub(n, std::memory_order_acq_rel) == n) ready(w, *s->replay.owner_graph, s, false);
+  }
+}
+
 void graph_release(worker& w, task* t) {
   const graph& g = *t->replay.owner_graph;
   const graph_node& node = g.nodes[t->replay.node];
   task* same = g.instances[t->graph_array];
   task* next = g.instances[g.next_array(t->graph_array)];
   bool first = !g.iteration_priority;
+  const bool alone = w.crew == g.defer_gang;
   auto count_down = [&](task* s) {
-    if (last_predecessor(s)) {
+    if (alone ? counted_down_deferred(w, s) : last_predecessor(s)) {
       ready(w, g, s, first);
       first = false;
     }

@@ -76,6 +76,10 @@ struct graph {
   void* condition_arg = nullptr;
 
   task* owner = nullptr;
+  // The owner's gang when it has one worker: its worker defers its decrements of the instances'
+  // counts (graph_release). Null otherwise, and for every other gang (a worker of another gang
+  // that runs an instance, from a priority lane, applies them at once).
+  const gang* defer_gang = nullptr;
   phase state = phase::idle;
   int status = WEFT_OK;  // WEFT_ERR_GRAPH_CHANGED once a change was refused
   bool record_group = false;  // the taskgroup around the recorded round is open
@@ -135,5 +139,8 @@ void graph_release(worker& w, task* t);
 void graph_instance_done(worker& w, task* t);
 // A replayed task posted a send (weft_task_report_send under detect): its node is a send-task.
 void graph_report_send(task* t);
+// Applies this worker's deferred decrements (worker::deferred_task), making ready the tasks whose
+// count they end.
+void graph_flush_deferred(worker& w);
 
 }  // namespace weft::core

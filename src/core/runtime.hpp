@@ -134,6 +134,19 @@ struct alignas(64) worker {
                                    // this worker allocates a descriptor, which may reuse its address)
   task* linked[8] = {};            // its predecessors so far (duplicate-edge elision)
   int linked_count = 0;
+  // A gang of one's decrements of replayed tasks' predecessor counts, not yet applied (see
+  // graph_release): the task (null: a free slot) and how many, in a slot chosen by the task's
+  // address. Applied before this worker looks past its own ready tasks (find_queued_work) or
+  // changes gangs (spill_local).
+  static constexpr int deferred_slots = 32;  // a power of two
+  int deferred_n = 0;                        // slots in use
+  task* deferred_task[deferred_slots] = {};
+  std::int32_t deferred_count[deferred_slots] = {};
+  static int deferred_slot(const task* t) {
+    // Descriptors are 192 bytes apart: 3 lines, coprime with the slot count, so 32 consecutive
+    // instances take 32 different slots.
+    return static_cast<int>(reinterpret_cast<std::uintptr_t>(t) >> 6) & (deferred_slots - 1);
+  }
   // Priority propagation (sched/priority_propagation.cpp), when a mode records edges: the
   // successor whose incoming edges are being gathered, its predecessors (each held), and the last
   // task whose edges were handed over.

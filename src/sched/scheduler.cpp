@@ -266,6 +266,10 @@ void queue_ready(worker& w, task* t, bool may_run_next) {
 
 task* find_queued_work(worker& w) {
   runtime& rt = *instance;
+  // Past the depth-first slot and the local buffer: what this worker's deferred decrements hold
+  // back may be all there is left to run.
+  if (w.deferred_n) [[unlikely]]
+    graph_flush_deferred(w);
   if (rt.priority_ready.load(std::memory_order_relaxed) > 0) {
     if (task* t = pop_priority(rt)) return t;
   }
@@ -285,6 +289,8 @@ task* find_queued_work(worker& w) {
 }
 
 void spill_local(worker& w, int keep) {
+  if (w.deferred_n) [[unlikely]]
+    graph_flush_deferred(w);  // a gang of one's deferred decrements, before it changes gangs
   if (w.local_count <= keep) return;
   // Oldest first, so that thieves (who take the oldest) get the ones created first.
   while (w.local_count > keep) w.queue->push(w.pop_oldest_local());
