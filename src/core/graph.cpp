@@ -5,7 +5,9 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstddef>
 #include <cstring>
+#include <mutex>
 #include <unordered_map>
 #include <utility>
 
@@ -154,23 +156,54 @@ void drop_deferred(const graph& g) {
   }
 }
 
+// Instance arrays go back to the runtime, not to malloc: see runtime::spare_graph_arrays.
 void free_arrays(graph& g) {
   drop_deferred(g);
+  std::lock_guard<std::mutex> lock(instance->graph_arrays_lock);
   for (int a = 0; a < max_graph_window; ++a) {
-    std::free(g.instances[a]);
+    if (g.instances[a]) instance->spare_graph_arrays.emplace_back(g.instances[a], g.array_bytes[a]);
     std::free(g.large_args[a]);
     g.instances[a] = nullptr;
     g.large_args[a] = nullptr;
   }
 }
 
+// An instance array of at least `bytes`: the smallest spare one that fits, else a new one. Every
+// descriptor is zeroed but for its parent state, which a late reader may still load (atomically).
+task* take_array(std::size_t bytes, std::size_t& got) {
+  {
+    std::lock_guard<std::mutex> lock(instance->graph_arrays_lock);
+    auto& spare = instance->spare_graph_arrays;
+    auto best = spare.end();
+    for (auto it = spare.begin(); it != spare.end(); ++it)
+      if (it->second >= bytes && (best == spare.end() || it->second < best->second)) best = it;
+    if (best != spare.end()) {
+      auto* array = static_cast<task*>(best->first);
+      got = best->second;
+      *best = spare.back();
+      spare.pop_back();
+      constexpr std::size_t at = offsetof(task, state), after = at + sizeof(task::state);
+      for (std::size_t i = 0; i < got / sizeof(task); ++i) {
+        auto* bytes_of = reinterpret_cast<unsigned char*>(array + i);
+        std::memset(bytes_of, 0, at);
+        std::memset(bytes_of + after, 0, sizeof(task) - after);
+        array[i].state.store(nullptr, std::memory_order_relaxed);
+      }
+      return array;
+    }
+  }
+  auto* array = static_cast<task*>(std::aligned_alloc(64, bytes));
+  if (array) std::memset(static_cast<void*>(array), 0, bytes);
+  got = bytes;
+  return array;
+}
+
 bool make_arrays(graph& g) {
   free_arrays(g);
   std::size_t bytes = std::max<std::size_t>(g.size(), 1) * sizeof(task);
   for (int a = 0; a < g.window; ++a) {
-    g.instances[a] = static_cast<task*>(std::aligned_alloc(64, bytes));
+    g.instances[a] = take_array(bytes, g.array_bytes[a]);
     if (!g.instances[a]) return false;
-    std::memset(static_cast<void*>(g.instances[a]), 0, bytes);
     if (g.large_bytes) {
       g.large_args[a] = static_cast<unsigned char*>(std::aligned_alloc(16, g.large_bytes));
       if (!g.large_args[a]) return false;

@@ -104,6 +104,7 @@ struct graph {
 
   // Replay state.
   task* instances[max_graph_window] = {};
+  std::size_t array_bytes[max_graph_window] = {};  // each array's size (a spare one may be larger)
   unsigned char* large_args[max_graph_window] = {};
   std::uint64_t opened[max_graph_window] = {};  // instances opened in each array so far (producer)
   graph_done_row* rows = nullptr;                // max_workers rows

@@ -224,6 +224,11 @@ struct runtime {
   std::size_t fiber_stack = 0;    // bytes per fiber stack
   std::mutex fiber_lock;          // spare loop fibers beyond the workers' own (rare path)
   std::vector<fiber::context*> spare_fibers;
+  // Persistent graphs' instance arrays no graph uses, with their sizes in bytes: instance
+  // descriptors stay type-stable like pooled ones (a worker reporting a child's end may read its
+  // parent's descriptor after the parent finished, and the graph ended). Freed at finalize.
+  std::mutex graph_arrays_lock;
+  std::vector<std::pair<void*, std::size_t>> spare_graph_arrays;
   alignas(64) std::atomic<bool> stopping{false};
 };
 

@@ -703,6 +703,7 @@ int weft_finalize(void) {
   current_worker = nullptr;
   instance = nullptr;
   for (auto& lane : rt->lanes) delete lane.load(std::memory_order_relaxed);
+  for (auto& spare : rt->spare_graph_arrays) std::free(spare.first);
   delete rt;
   release_binding(bind_state);
   bind_state = nullptr;
