@@ -16,23 +16,18 @@ std::string listed(const char* text) {
   return m.describe();
 }
 
-TEST(CpuTopology, ParsesKernelCpuLists) {
-  EXPECT_EQ(listed("0\n"), "0");
-  EXPECT_EQ(listed("0-3"), "0-3");
-  EXPECT_EQ(listed("0-1,4-5\n"), "0-1,4-5");
-  EXPECT_EQ(listed("0,64"), "0,64");
-  EXPECT_EQ(listed("3,1,2"), "1-3");
-  EXPECT_EQ(listed("1023-1025"), "1023-1025");  // past a cpu_set_t
-  EXPECT_EQ(listed("4095"), "4095");
-}
-
-TEST(CpuTopology, RefusesMalformedLists) {
-  EXPECT_EQ(listed(""), "invalid");
-  EXPECT_EQ(listed("\n"), "invalid");
-  EXPECT_EQ(listed("a"), "invalid");
-  EXPECT_EQ(listed("3-1"), "invalid");
-  EXPECT_EQ(listed("1-"), "invalid");
-  EXPECT_EQ(listed("1;2"), "invalid");
+TEST(CpuTopology, ParsesKernelCpuListsAndRefusesMalformedOnes) {
+  const struct {
+    const char* text;
+    const char* expected;
+  } cases[] = {
+      {"0\n", "0"},       {"0-3", "0-3"},     {"0-1,4-5\n", "0-1,4-5"},
+      {"0,64", "0,64"},   {"3,1,2", "1-3"},   {"1023-1025", "1023-1025"},  // past a cpu_set_t
+      {"4095", "4095"},   {"", "invalid"},    {"\n", "invalid"},
+      {"a", "invalid"},   {"3-1", "invalid"}, {"1-", "invalid"},
+      {"1;2", "invalid"},
+  };
+  for (const auto& c : cases) EXPECT_EQ(listed(c.text), c.expected) << "list '" << c.text << "'";
 }
 
 TEST(CpuTopology, MaskGrowsAndCounts) {
