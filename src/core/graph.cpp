@@ -151,8 +151,7 @@ void drop_deferred(const graph& g) {
   for (int i = 0; i < worker::deferred_slots; ++i) {
     task* t = w->deferred_task[i];
     if (!t || t->replay.owner_graph != &g) continue;
-    w->deferred_task[i] = nullptr;
-    --w->deferred_n;
+    w->empty_deferred_slot(i);
   }
 }
 
@@ -891,8 +890,7 @@ inline bool counted_down_deferred(worker& w, task* s) {
   if (w.deferred_task[slot] == s) {
     const std::int32_t mine = w.deferred_count[slot] + 1;
     if (count == mine) {
-      w.deferred_task[slot] = nullptr;
-      --w.deferred_n;
+      w.empty_deferred_slot(slot);
       return true;
     }
     w.deferred_count[slot] = mine;
@@ -914,8 +912,7 @@ void graph_flush_deferred(worker& w) {
     task* s = w.deferred_task[i];
     if (!s) continue;
     const std::int32_t n = w.deferred_count[i];
-    w.deferred_task[i] = nullptr;
-    --w.deferred_n;
+    w.empty_deferred_slot(i);
     if (s->preds.fetch_sub(n, std::memory_order_acq_rel) == n) ready(w, *s->replay.owner_graph, s, false);
   }
 }

@@ -142,6 +142,10 @@ struct alignas(64) worker {
   int deferred_n = 0;                        // slots in use
   task* deferred_task[deferred_slots] = {};
   std::int32_t deferred_count[deferred_slots] = {};
+  void empty_deferred_slot(int slot) {
+    deferred_task[slot] = nullptr;
+    --deferred_n;
+  }
   static int deferred_slot(const task* t) {
     // Descriptors are 192 bytes apart: 3 lines, coprime with the slot count, so 32 consecutive
     // instances take 32 different slots.
