@@ -140,6 +140,9 @@ bool config::from_environment(config& c, std::string& error) {
     static const bool values[] = {true, false};
     if (!parse_choice("WEFT_GRAPH_ON_CHANGE", names, values, c.graph_rerecord, error)) return false;
   }
+  v = c.graph_inline;
+  if (!parse_int("WEFT_GRAPH_INLINE", 0, 1, v, error)) return false;
+  c.graph_inline = v != 0;
   v = 0;
   if (!parse_int("WEFT_DISPLAY_ENV", 0, 1, v, error)) return false;
   c.display_env = v != 0;
@@ -164,6 +167,7 @@ std::string config::describe() const {
      << (graph_lookahead ? std::to_string(graph_lookahead) : std::string("auto (per graph)")) << "\n"
      << "  WEFT_GRAPH_POLICY=" << (graph_iteration_priority ? "iteration" : "successor") << "\n"
      << "  WEFT_GRAPH_ON_CHANGE=" << (graph_rerecord ? "rerecord" : "error") << "\n"
+     << "  WEFT_GRAPH_INLINE=" << (graph_inline ? 1 : 0) << "\n"
      << "  WEFT_TRACE=" << (trace_path.empty() ? std::string("(off)") : trace_path) << "\n"
      << "  WEFT_TRACE_BUFFER=" << trace_buffer << " bytes per worker\n"
      << "  WEFT_TRACE_COUNTERS=" << (trace_counters.empty() ? std::string("(none)") : trace_counters) << "\n";

@@ -13,6 +13,7 @@
 
 #include "core/dependency_domain.hpp"
 #include "core/engine.hpp"
+#include "fiber/poller.hpp"
 #include "sched/priority_propagation.hpp"
 
 namespace weft::core {
@@ -432,9 +433,9 @@ void open(worker& w, graph& g, task* t) {
   lift_guard(w, g, t);
 }
 
-// Taskiter: the first `count` instances of round r. All are set up and counted before the first
-// guard is lifted: the unguarded ones may run as soon as a root does.
-void open_round(worker& w, graph& g, long r, std::uint32_t count) {
+// Taskiter: sets up the first `count` instances of round r and counts them as the owner's
+// children, their creation guards still held.
+void prepare_round(worker& w, graph& g, long r, std::uint32_t count) {
   task* base = g.instances[g.array_of(r)];
   taskgroup* group = group_of_owner(g);
   if (trace::on || group || sched::propagation() != WEFT_PRIORITY_AS_GIVEN) [[unlikely]] {
@@ -446,6 +447,13 @@ void open_round(worker& w, graph& g, long r, std::uint32_t count) {
     }
   }
   count_opened(w, g, g.array_of(r), count);
+}
+
+// Taskiter: opens the first `count` instances of round r. All are set up and counted before the
+// first guard is lifted: the unguarded ones may run as soon as a root does.
+void open_round(worker& w, graph& g, long r, std::uint32_t count) {
+  prepare_round(w, g, r, count);
+  task* base = g.instances[g.array_of(r)];
   if (r != g.partial_round) [[likely]] {
     for (std::uint32_t v : g.roots) lift_guard(w, g, base + v);
     return;
@@ -559,6 +567,8 @@ void finish_recording(worker& producer, graph& g) {
   // The window changes only here, where no array of the previous recording is in use (drained).
   if (g.lookahead == 0) g.window = auto_lookahead(g.size(), w.crew ? w.crew->size() : 1) + 2;
   g.defer_gang = w.crew && w.crew->size() == 1 ? w.crew : nullptr;
+  g.inline_rounds = g.taskiter && g.defer_gang && instance->cfg.graph_inline &&
+                    std::none_of(g.nodes.begin(), g.nodes.end(), [](const graph_node& n) { return n.priority > 0; });
   if (!make_arrays(g)) {
     std::fprintf(stderr, "weft: persistent graph: out of memory for %u replayed tasks; running it as ordinary tasks\n",
                  g.size());
@@ -607,6 +617,97 @@ int settings(graph& g, const weft_graph_options_t* o) {
   return WEFT_OK;
 }
 
+// --- taskiter rounds run inline (a gang of one) -------------------------------------------------
+//
+// One worker can run a round's tasks in the order they were recorded: it is a topological order of
+// the round, and the rounds before have all run. The producer then calls each task's body itself:
+// no predecessor count is decremented (graph_release returns at once), nothing is queued or taken
+// from a queue. Creation order is the schedule, which the depth-first policy would not give on one
+// worker; the program's priorities would be ignored, so graphs with any run the general way.
+//
+// A task that blocks (an event, a taskwait that parks, blocking MPI) may wait for a task recorded
+// after it, which nothing would run: before its context is set aside, graph_leave_inline brings
+// the counts up to date and hands the round's later tasks to the scheduler. So does a task that
+// binds an event (its successors wait for the event, not for its body). The graph runs the general
+// way from then on.
+
+// Applies the decrements that the inline ends skipped: of every task of round r-1 on round r
+// (rounds up to r-1 ran inline; round 1 follows the recorded round through a wait, not edges), and
+// of round r's tasks before v on rounds r and r+1. No task of either round is visible to another
+// worker yet: plain stores.
+void catch_up_counts(graph& g, long r, std::uint32_t v) {
+  task* same = g.instances[g.array_of(r)];
+  task* next = g.instances[g.next_array(g.array_of(r))];
+  auto drop = [](task* s, std::int32_t n) {
+    s->preds.store(s->preds.load(std::memory_order_relaxed) - n, std::memory_order_relaxed);
+  };
+  auto drop_all = [&](task* into, const std::vector<std::uint32_t>& edges, std::uint32_t first, std::uint32_t n) {
+    for (std::uint32_t i = 0; i < n; ++i) drop(into + edges[first + i], 1);
+  };
+  if (r >= 2)
+    for (const graph_node& node : g.nodes) drop_all(same, g.cyclic, node.first_cyclic, node.cyclic_count);
+  for (std::uint32_t p = 0; p < v; ++p) {
+    const graph_node& node = g.nodes[p];
+    drop_all(same, g.successors, node.first_successor, node.successor_count);
+    drop_all(next, g.cyclic, node.first_cyclic, node.cyclic_count);
+  }
+}
+
+void leave_inline(worker& w, graph& g) {
+  w.inline_graph = nullptr;
+  g.inline_rounds = false;
+  const long r = g.inline_round;
+  const std::uint32_t v = g.inline_node;  // still running: its own end counts its successors down
+  catch_up_counts(g, r, v);
+  // Every task after v gets a creation guard (the round was prepared with its roots' guards held),
+  // lifted once all are set: one that becomes ready may run at once, elsewhere too, and count the
+  // others down.
+  task* base = g.instances[g.array_of(r)];
+  for (std::uint32_t u = v + 1; u < g.inline_count; ++u)
+    if (!guarded(g, g.nodes[u], u, r))
+      base[u].preds.store(base[u].preds.load(std::memory_order_relaxed) + creation_guard, std::memory_order_relaxed);
+  for (std::uint32_t u = v + 1; u < g.inline_count; ++u) lift_guard(w, g, base + u);
+}
+
+bool inline_possible(const worker& w, const graph& g) {
+  // Not inside another graph's inline task (only one is tracked per worker), nor when priorities
+  // are propagated (they would order the round).
+  return w.crew == g.defer_gang && !w.inline_graph && sched::propagation() == WEFT_PRIORITY_AS_GIVEN;
+}
+
+bool at_once(void*) { return true; }
+
+// Between two inline tasks, every 16: what the worker loop sees to between tasks. Pollers and
+// deferred completions run here; a context to resume runs while the producer steps aside.
+worker& between_inline_tasks(worker& w) {
+  if (fiber::pollers_active()) fiber::poll_all(w.id);
+  if (deferred_pending.load(std::memory_order_relaxed)) run_deferred(w);
+  fiber::context* c = take_resumable(w);
+  if (!c && w.yielded) c = take_yielded(w, false);
+  if (!c) return w;
+  return yield_until(w, at_once, nullptr, fiber::wait_kind::graph, c);
+}
+
+// Round r's first `count` tasks, run here one after the other, unless one of them blocks or binds
+// an event: the rest of the round then goes to the scheduler (graph_leave_inline).
+void run_round_inline(worker& producer, graph& g, long r, std::uint32_t count) {
+  prepare_round(producer, g, r, count);
+  task* base = g.instances[g.array_of(r)];
+  g.inline_round = r;
+  g.inline_count = count;
+  worker* w = &producer;
+  for (std::uint32_t v = 0; v < count; ++v) {
+    if ((v & 15) == 15) [[unlikely]]
+      w = &between_inline_tasks(*w);
+    g.inline_node = v;
+    w->inline_graph = &g;
+    execute_task(*w, base + v);
+    w = worker_after_switch();
+    if (!g.inline_rounds) return;
+    w->inline_graph = nullptr;
+  }
+}
+
 // Taskiter: rounds 1.. run from the recording alone.
 void run_rounds(graph& g) {  // each wait may move this context: the worker is re-read after it
   long rounds = g.iterations == -1 ? LONG_MAX : (g.iterations + g.unroll - 1) / g.unroll;
@@ -618,7 +719,16 @@ void run_rounds(graph& g) {  // each wait may move this context: the worker is r
     start_round(*worker_after_switch(), g, r);
     worker& on = *worker_after_switch();  // the waits above may have moved this context
     g.iteration = r * g.unroll;
-    open_round(on, g, r, r == g.partial_round ? g.partial_count : g.size());
+    const std::uint32_t count = r == g.partial_round ? g.partial_count : g.size();
+    if (g.inline_rounds) {
+      if (inline_possible(on, g)) {
+        run_round_inline(on, g, r, count);
+        continue;
+      }
+      g.inline_rounds = false;  // the general way from this round on
+      catch_up_counts(g, r, 0);
+    }
+    open_round(on, g, r, count);
   }
 }
 
@@ -917,8 +1027,13 @@ void graph_flush_deferred(worker& w) {
   }
 }
 
+void graph_leave_inline(worker& w) {
+  leave_inline(w, *w.inline_graph);
+}
+
 void graph_release(worker& w, task* t) {
   const graph& g = *t->replay.owner_graph;
+  if (w.inline_graph == &g) return;  // run inline: no count is kept (run_round_inline)
   const graph_node& node = g.nodes[t->replay.node];
   task* same = g.instances[t->graph_array];
   task* next = g.instances[g.next_array(t->graph_array)];

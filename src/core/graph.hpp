@@ -80,6 +80,13 @@ struct graph {
   // counts (graph_release). Null otherwise, and for every other gang (a worker of another gang
   // that runs an instance, from a priority lane, applies them at once).
   const gang* defer_gang = nullptr;
+  // Taskiter in a gang of one: rounds run on the producer's stack, each task in recorded order,
+  // with no predecessor count kept (run_round_inline). Cleared for good once a task of such a round
+  // blocks or binds an event: the counts are then brought up to date and the round's other tasks
+  // handed to the scheduler (graph_leave_inline). inline_round and inline_node: the task running.
+  bool inline_rounds = false;
+  long inline_round = 0;
+  std::uint32_t inline_node = 0, inline_count = 0;
   phase state = phase::idle;
   int status = WEFT_OK;  // WEFT_ERR_GRAPH_CHANGED once a change was refused
   bool record_group = false;  // the taskgroup around the recorded round is open
@@ -140,6 +147,11 @@ void graph_release(worker& w, task* t);
 void graph_instance_done(worker& w, task* t);
 // A replayed task posted a send (weft_task_report_send under detect): its node is a send-task.
 void graph_report_send(task* t);
+// The instance w runs inline (w.inline_graph) blocks or binds an event: its graph's counts are
+// brought up to date, the round's tasks after it are handed to the scheduler, and the graph runs
+// the general way from now on. Called before the instance's context is set aside, or before its
+// held completion is counted.
+void graph_leave_inline(worker& w);
 // Applies this worker's deferred decrements (worker::deferred_task), making ready the tasks whose
 // count they end.
 void graph_flush_deferred(worker& w);

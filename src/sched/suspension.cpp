@@ -71,6 +71,9 @@ void yield_after(fiber::context* from, void*) {
 
 // Saves the worker's view of the running context into it.
 void set_aside(worker& w, fiber::context* self, fiber::wait_kind why, const void* on) {
+  // A replayed task run inline blocks: what it waits for may be a task recorded after it.
+  if (w.inline_graph) [[unlikely]]
+    graph_leave_inline(w);
   flush_finished_children(w);  // nobody may wait for counts this worker holds while it is away
   self->saved_current = w.current;
   self->saved_nesting = w.nesting;
