@@ -653,7 +653,35 @@ void catch_up_counts(graph& g, long r, std::uint32_t v) {
   }
 }
 
-void leave_inline(worker& w, graph& g) {
+void run_rounds(graph& g, long from);
+
+// A task of the owner's that opens the rounds after a blocked inline task's, in its producer's stead.
+void continue_rounds(void* p) {
+  graph& g = **static_cast<graph**>(p);
+  run_rounds(g, g.handed_from);
+  g.rounds_opened.store(true, std::memory_order_release);  // publishes the producer state it wrote
+}
+
+void hand_off_rounds(worker& w, graph& g, long from) {
+  g.handed_off = true;
+  g.handed_from = from;
+  // Created as the owner's child, as the instances are: the owner's drain waits for it. The owner is
+  // set aside below this until it resumes, and then waits for rounds_opened: nothing else writes its
+  // child count meanwhile.
+  task* blocked = w.current;
+  w.current = g.owner;
+  task* t = allocate_plain(w, continue_rounds, sizeof(graph*), 0);
+  graph* arg = &g;
+  std::memcpy(t->arguments(), &arg, sizeof arg);
+  submit_plain(w, t);
+  w.current = blocked;
+}
+
+bool rounds_opened(void* p) {
+  return static_cast<graph*>(p)->rounds_opened.load(std::memory_order_acquire);
+}
+
+void leave_inline(worker& w, graph& g, bool blocks) {
   w.inline_graph = nullptr;
   g.inline_rounds = false;
   const long r = g.inline_round;
@@ -667,6 +695,7 @@ void leave_inline(worker& w, graph& g) {
     if (!guarded(g, g.nodes[u], u, r))
       base[u].preds.store(base[u].preds.load(std::memory_order_relaxed) + creation_guard, std::memory_order_relaxed);
   for (std::uint32_t u = v + 1; u < g.inline_count; ++u) lift_guard(w, g, base + u);
+  if (blocks) hand_off_rounds(w, g, r + 1);
 }
 
 bool inline_possible(const worker& w, const graph& g) {
@@ -675,7 +704,9 @@ bool inline_possible(const worker& w, const graph& g) {
   return w.crew == g.defer_gang && !w.inline_graph && sched::propagation() == WEFT_PRIORITY_AS_GIVEN;
 }
 
-bool at_once(void*) { return true; }
+bool at_once(void*) {
+  return true;
+}
 
 // Between two inline tasks, every 16: what the worker loop sees to between tasks. Pollers and
 // deferred completions run here; a context to resume runs while the producer steps aside.
@@ -703,15 +734,15 @@ void run_round_inline(worker& producer, graph& g, long r, std::uint32_t count) {
     w->inline_graph = &g;
     execute_task(*w, base + v);
     w = worker_after_switch();
-    if (!g.inline_rounds) return;
+    if (!g.inline_rounds) return;  // a task blocked or bound an event: see leave_inline
     w->inline_graph = nullptr;
   }
 }
 
-// Taskiter: rounds 1.. run from the recording alone.
-void run_rounds(graph& g) {  // each wait may move this context: the worker is re-read after it
+// Taskiter: rounds `from`.. run from the recording alone.
+void run_rounds(graph& g, long from) {  // each wait may move this context: the worker is re-read after it
   long rounds = g.iterations == -1 ? LONG_MAX : (g.iterations + g.unroll - 1) / g.unroll;
-  for (long r = 1; r < rounds && g.state == graph::phase::replaying; ++r) {
+  for (long r = from; r < rounds && g.state == graph::phase::replaying; ++r) {
     if (g.condition) {
       wait_round(*worker_after_switch(), g, r - 1);  // the control step: after every task of the previous round
       if (!g.condition(g.condition_arg)) break;
@@ -723,6 +754,11 @@ void run_rounds(graph& g) {  // each wait may move this context: the worker is r
     if (g.inline_rounds) {
       if (inline_possible(on, g)) {
         run_round_inline(on, g, r, count);
+        if (g.handed_off) {  // continue_rounds opens the rest: wait until it has
+          worker* at = worker_after_switch();
+          while (!rounds_opened(&g)) at = &yield_until(*at, rounds_opened, &g, fiber::wait_kind::graph, nullptr);
+          return;
+        }
         continue;
       }
       g.inline_rounds = false;  // the general way from this round on
@@ -829,7 +865,7 @@ int graph_end(worker& w) {
   int status = WEFT_OK;
   if (g->taskiter && g->state == graph::phase::recording) {
     finish_recording(w, *g);
-    if (g->state == graph::phase::replaying) run_rounds(*g);
+    if (g->state == graph::phase::replaying) run_rounds(*g, 1);
   } else if (g->state == graph::phase::replaying && g->cursor != g->sub_start[static_cast<std::size_t>(g->sub) + 1]) {
     status = changed(w, *g, g->cursor, "fewer tasks than recorded");
   }
@@ -1027,8 +1063,8 @@ void graph_flush_deferred(worker& w) {
   }
 }
 
-void graph_leave_inline(worker& w) {
-  leave_inline(w, *w.inline_graph);
+void graph_leave_inline(worker& w, bool blocks) {
+  leave_inline(w, *w.inline_graph, blocks);
 }
 
 void graph_release(worker& w, task* t) {

@@ -87,6 +87,12 @@ struct graph {
   bool inline_rounds = false;
   long inline_round = 0;
   std::uint32_t inline_node = 0, inline_count = 0;
+  // The producer is stuck under an inline task that blocked, and what that task waits for may be in
+  // a later round: a task of the owner's (continue_rounds) opens the rounds from handed_from on and
+  // sets rounds_opened; the producer waits for it before draining.
+  bool handed_off = false;
+  long handed_from = 0;
+  std::atomic<bool> rounds_opened{false};
   phase state = phase::idle;
   int status = WEFT_OK;  // WEFT_ERR_GRAPH_CHANGED once a change was refused
   bool record_group = false;  // the taskgroup around the recorded round is open
@@ -147,11 +153,11 @@ void graph_release(worker& w, task* t);
 void graph_instance_done(worker& w, task* t);
 // A replayed task posted a send (weft_task_report_send under detect): its node is a send-task.
 void graph_report_send(task* t);
-// The instance w runs inline (w.inline_graph) blocks or binds an event: its graph's counts are
-// brought up to date, the round's tasks after it are handed to the scheduler, and the graph runs
-// the general way from now on. Called before the instance's context is set aside, or before its
-// held completion is counted.
-void graph_leave_inline(worker& w);
+// The instance w runs inline (w.inline_graph) blocks (`blocks`: its context, the producer's, is
+// about to be set aside) or binds an event: its graph's counts are brought up to date, the round's
+// tasks after it are handed to the scheduler, and the graph runs the general way from now on (the
+// rounds after it opened by a task of the owner's when the producer blocks).
+void graph_leave_inline(worker& w, bool blocks);
 // Applies this worker's deferred decrements (worker::deferred_task), making ready the tasks whose
 // count they end.
 void graph_flush_deferred(worker& w);

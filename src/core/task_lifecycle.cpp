@@ -559,7 +559,7 @@ void execute_task(worker& w, task* t) {
   // A held task completes with the last of its body's end and its events' release.
   if (t->run_flags & run_held) [[unlikely]] {
     // Run inline, its successors' counts are not kept: they must be before anyone can end it.
-    if (now.inline_graph) graph_leave_inline(now);
+    if (now.inline_graph) graph_leave_inline(now, false);
     if (t->holds.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   }
   finish_body(now, t);

@@ -73,7 +73,7 @@ void yield_after(fiber::context* from, void*) {
 void set_aside(worker& w, fiber::context* self, fiber::wait_kind why, const void* on) {
   // A replayed task run inline blocks: what it waits for may be a task recorded after it.
   if (w.inline_graph) [[unlikely]]
-    graph_leave_inline(w);
+    graph_leave_inline(w, true);
   flush_finished_children(w);  // nobody may wait for counts this worker holds while it is away
   self->saved_current = w.current;
   self->saved_nesting = w.nesting;
