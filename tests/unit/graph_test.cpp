@@ -795,6 +795,11 @@ struct il_args {
   il_state* s;
   int id;
 };
+// Task id's update of the cells (T2 reads a0).
+void il_step(long* a, int id) {
+  static const long mul[4] = {3, 5, 7, 11}, add[4] = {1, 2, 0, 3};
+  a[id] = a[id] * mul[id] + (id == 2 ? a[0] : add[id]);
+}
 void il_body(void* p) {
   auto* a = static_cast<il_args*>(p);
   il_state& s = *a->s;
@@ -806,12 +811,7 @@ void il_body(void* p) {
   }
   if (a->id == 2 && k == s.special && s.runs[3].load() <= fulfils)
     s.errors.add("round " + std::to_string(k) + ": T2 ran before T0 completed (T3 had not fulfilled its event)");
-  switch (a->id) {
-    case 0: s.a[0] = s.a[0] * 3 + 1; break;
-    case 1: s.a[1] = s.a[1] * 5 + 2; break;
-    case 2: s.a[2] = s.a[2] * 7 + s.a[0]; break;
-    default: s.a[3] = s.a[3] * 11 + 3; break;
-  }
+  il_step(s.a, a->id);
   s.runs[a->id].store(k + 1);
   if (a->id == 3 && k == fulfils) {
     int rc = weft_event_fulfill(s.events[s.special]);
@@ -859,12 +859,8 @@ TEST_P(GraphInline, BlockingTaskHandsItsRoundToTheScheduler) {
       }
       ASSERT_EQ(weft_graph_end(), WEFT_OK);
       long want[4] = {1, 2, 3, 4};
-      for (int k = 0; k < n; ++k) {
-        want[0] = want[0] * 3 + 1;
-        want[1] = want[1] * 5 + 2;
-        want[2] = want[2] * 7 + want[0];
-        want[3] = want[3] * 11 + 3;
-      }
+      for (int k = 0; k < n; ++k)
+        for (int id = 0; id < 4; ++id) il_step(want, id);
       for (int i = 0; i < 4; ++i) {
         EXPECT_EQ(s.a[i], want[i]) << "a" << i << ", special round " << special << ", lookahead " << lookahead;
         EXPECT_EQ(s.runs[i].load(), n) << "T" << i << ", special round " << special << ", lookahead " << lookahead;
