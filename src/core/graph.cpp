@@ -732,6 +732,7 @@ void run_round_inline(worker& producer, graph& g, long r, std::uint32_t count) {
       w = &between_inline_tasks(*w);
     g.inline_node = v;
     w->inline_graph = &g;
+    if (v == 0) trace_task(*w, trace::event_type::task_ready, base);  // the others: graph_release
     execute_task(*w, base + v);
     w = worker_after_switch();
     if (!g.inline_rounds) return;  // a task blocked or bound an event: see leave_inline
@@ -1069,7 +1070,13 @@ void graph_leave_inline(worker& w, bool blocks) {
 
 void graph_release(worker& w, task* t) {
   const graph& g = *t->replay.owner_graph;
-  if (w.inline_graph == &g) return;  // run inline: no count is kept (run_round_inline)
+  if (w.inline_graph == &g) {  // run inline: no count is kept (run_round_inline)
+    // The next task in recorded order is ready now (its predecessors all come before it): traced
+    // here, where a released successor would be.
+    if (trace::on && g.inline_node + 1 < g.inline_count) [[unlikely]]
+      trace_task(w, trace::event_type::task_ready, g.instances[g.array_of(g.inline_round)] + g.inline_node + 1);
+    return;
+  }
   const graph_node& node = g.nodes[t->replay.node];
   task* same = g.instances[t->graph_array];
   task* next = g.instances[g.next_array(t->graph_array)];
