@@ -271,6 +271,40 @@ TEST(Trace, PersistentGraphRoundsAndEdges) {
   EXPECT_EQ(t.count(ev_start), std::size_t{width * iterations});
 }
 
+// One worker runs taskiter rounds inline (no queue): each replayed task is still traced as made
+// ready, after the task before it ended and before it starts.
+TEST(Trace, InlineTaskiterRoundsMarkEachTaskReady) {
+  constexpr int width = 6, iterations = 5;
+  trace_file t = traced_run("inline", {{"WEFT_NUM_THREADS", "1"}}, [] {
+    weft_graph_options_t o{};
+    o.mode = WEFT_GRAPH_TASKITER;
+    o.iterations = iterations;
+    ASSERT_EQ(weft_graph_begin_with(&o), WEFT_OK);
+    ASSERT_EQ(weft_graph_iteration(), WEFT_OK);
+    for (int i = 0; i < width; ++i) {
+      weft_task_t* task = weft_task_create(&chain_body, &i, sizeof i, WEFT_TASK_DEFAULT);
+      ASSERT_EQ(weft_task_depend(task, WEFT_DEP_IN, &cells[(i + width - 1) % width], sizeof(long)), WEFT_OK);
+      ASSERT_EQ(weft_task_depend(task, WEFT_DEP_INOUT, &cells[i], sizeof(long)), WEFT_OK);
+      ASSERT_EQ(weft_task_submit(task), WEFT_OK);
+    }
+    ASSERT_EQ(weft_graph_end(), WEFT_OK);
+  });
+  std::map<std::uint64_t, std::uint64_t> ready_at;
+  std::uint64_t last_end = 0;
+  std::size_t starts = 0;
+  for (const auto& e : t.events) {  // one worker: one buffer, in order
+    if (e.type == ev_create) ready_at.erase(e.a);
+    if (e.type == ev_ready) ready_at[e.a] = e.time;
+    if (e.type == ev_start) {
+      ++starts;
+      ASSERT_TRUE(ready_at.count(e.a)) << "task start " << starts << " without being made ready";
+      EXPECT_GE(ready_at[e.a], last_end) << "task start " << starts << ": ready before the task before it ended";
+    }
+    if (e.type == ev_end) last_end = e.time;
+  }
+  EXPECT_EQ(starts, std::size_t{width * iterations});
+}
+
 TEST(Trace, SuspendedTasksResume) {
   trace_file t = traced_run("suspend", {{"WEFT_NUM_THREADS", "2"}}, [] {
     for (int p = 0; p < 20; ++p)
