@@ -633,23 +633,23 @@ int settings(graph& g, const weft_graph_options_t* o) {
 
 // Applies the decrements that the inline ends skipped: of every task of round r-1 on round r
 // (rounds up to r-1 ran inline; round 1 follows the recorded round through a wait, not edges), and
-// of round r's tasks before v on rounds r and r+1. No task of either round is visible to another
-// worker yet: plain stores.
-void catch_up_counts(graph& g, long r, std::uint32_t v) {
+// of round r's first `ended` tasks on rounds r and r+1. Only round r's tasks from `first` on are
+// counted down: the ones before have run, and may already be armed for a later round of their
+// array (graph_instance_done). No task counted down is visible to another worker yet: plain stores.
+void catch_up_counts(graph& g, long r, std::uint32_t ended, std::uint32_t first) {
   task* same = g.instances[g.array_of(r)];
   task* next = g.instances[g.next_array(g.array_of(r))];
-  auto drop = [](task* s, std::int32_t n) {
-    s->preds.store(s->preds.load(std::memory_order_relaxed) - n, std::memory_order_relaxed);
-  };
-  auto drop_all = [&](task* into, const std::vector<std::uint32_t>& edges, std::uint32_t first, std::uint32_t n) {
-    for (std::uint32_t i = 0; i < n; ++i) drop(into + edges[first + i], 1);
+  auto drop = [](task* s) { s->preds.store(s->preds.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed); };
+  auto drop_same = [&](const std::vector<std::uint32_t>& edges, std::uint32_t from, std::uint32_t n) {
+    for (std::uint32_t i = 0; i < n; ++i)
+      if (edges[from + i] >= first) drop(same + edges[from + i]);
   };
   if (r >= 2)
-    for (const graph_node& node : g.nodes) drop_all(same, g.cyclic, node.first_cyclic, node.cyclic_count);
-  for (std::uint32_t p = 0; p < v; ++p) {
+    for (const graph_node& node : g.nodes) drop_same(g.cyclic, node.first_cyclic, node.cyclic_count);
+  for (std::uint32_t p = 0; p < ended; ++p) {
     const graph_node& node = g.nodes[p];
-    drop_all(same, g.successors, node.first_successor, node.successor_count);
-    drop_all(next, g.cyclic, node.first_cyclic, node.cyclic_count);
+    drop_same(g.successors, node.first_successor, node.successor_count);
+    for (std::uint32_t i = 0; i < node.cyclic_count; ++i) drop(next + g.cyclic[node.first_cyclic + i]);
   }
 }
 
@@ -686,7 +686,7 @@ void leave_inline(worker& w, graph& g, bool blocks) {
   g.inline_rounds = false;
   const long r = g.inline_round;
   const std::uint32_t v = g.inline_node;  // still running: its own end counts its successors down
-  catch_up_counts(g, r, v);
+  catch_up_counts(g, r, v, v + 1);
   // Every task after v gets a creation guard (the round was prepared with its roots' guards held),
   // lifted once all are set: one that becomes ready may run at once, elsewhere too, and count the
   // others down.
@@ -763,7 +763,7 @@ void run_rounds(graph& g, long from) {  // each wait may move this context: the 
         continue;
       }
       g.inline_rounds = false;  // the general way from this round on
-      catch_up_counts(g, r, 0);
+      catch_up_counts(g, r, 0, 0);
     }
     open_round(on, g, r, count);
   }

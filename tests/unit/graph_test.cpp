@@ -45,6 +45,7 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "random.h"
@@ -102,8 +103,27 @@ struct rargs_big {
 };
 static_assert(sizeof(rargs_big) > WEFT_INLINE_ARGS_SIZE);
 
+// GraphRandom.BlockingTask: the body run numbered `at` (counting every generic body) waits for an
+// event, or binds it, and a helper thread fulfils it once it sees `hit`. -1: no body blocks.
+struct block_plan {
+  std::atomic<long> runs{0};
+  long at = -1;
+  bool bind = false;
+  weft_event_t* event = nullptr;
+  std::atomic<bool> hit{false};
+};
+block_plan blocking;
+
 template <uint64_t K>
 void rbody(void* p) {
+  if (blocking.at >= 0 && blocking.runs.fetch_add(1, std::memory_order_relaxed) == blocking.at) {
+    blocking.hit.store(true, std::memory_order_release);
+    if (blocking.bind) {
+      weft_event_bind(blocking.event);
+    } else {
+      weft_event_wait(blocking.event);
+    }
+  }
   const rargs* a = static_cast<const rargs*>(p);
   const uint64_t h = mix(static_cast<uint64_t>(a->id) * 1000003u + static_cast<uint64_t>(a->value), K);
   uint64_t local = h;
@@ -366,7 +386,8 @@ class GraphRandom : public ::testing::TestWithParam<random_config> {};
 
 // Runs one random graph under the given options; returns "" or the whole story.
 std::string run_random(uint64_t seed, weft_graph_options_t o, int total_iterations, uint64_t& tasks_run,
-                       weft_test::watchdog* dog = nullptr, const std::string& where = "") {
+                       weft_test::watchdog* dog = nullptr, const std::string& where = "",
+                       const std::function<void()>& before_graph = nullptr) {
   auto step = [&](const std::string& what) {
     if (dog) dog->step(where + ": " + what);
   };
@@ -383,6 +404,7 @@ std::string run_random(uint64_t seed, weft_graph_options_t o, int total_iteratio
 
   auto got = std::make_unique<cells>();
   got->init(seed);
+  if (before_graph) before_graph();
   if (weft_reset_stats() != WEFT_OK) fail << "weft_reset_stats failed\n";
   if (taskiter) o.iterations = total_iterations;
   int rc = weft_graph_begin_with(&o);
@@ -476,6 +498,75 @@ TEST_P(GraphRandom, MatchesSequentialExecution) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Configs, GraphRandom, ::testing::ValuesIn(random_configs()),
+                         [](const ::testing::TestParamInfo<random_config>& info) {
+                           return random_config_name(info.param);
+                         });
+
+// One task of a random graph, anywhere in any round, waits for an event (or binds one) that a
+// thread outside the runtime fulfils a little later. On one worker in taskiter mode this is where
+// the inline rounds stop: whatever ran inline before it must have left exact counts behind.
+class GraphRandomBlocking : public ::testing::TestWithParam<random_config> {};
+
+TEST_P(GraphRandomBlocking, MatchesSequentialExecution) {
+  const random_config& c = GetParam();
+  weft_test::runtime_config rt({{"WEFT_NUM_THREADS", std::to_string(c.workers)}});
+  ASSERT_TRUE(rt.ok());
+  weft_test::watchdog dog("GraphRandomBlocking " + random_config_name(c), 60);
+  uint64_t base = std::hash<std::string>{}(random_config_name(c)) ^ 0xb10c4ull;
+  const int count = weft_test::scaled(60);
+  for (int i = 0; i < count; ++i) {
+    const uint64_t seed = mix(base, static_cast<uint64_t>(i));
+    weft_graph_options_t o = default_options();
+    o.mode = c.mode;
+    o.policy = c.policy;
+    o.unroll = c.unroll;
+    const int iterations = 12;
+    // Where to block: any body run of the whole loop (the sequential reference below counts them).
+    std::vector<iteration_template> t = generate(seed, c.unroll);
+    long bodies = 0;
+    const bool taskiter = c.mode == WEFT_GRAPH_TASKITER;
+    for (int it = 0; it < iterations; ++it) bodies += static_cast<long>(tasks_of(t, it, taskiter).size());
+    rng pick(seed ^ 0x5eedull);
+    blocking.runs.store(0);
+    blocking.hit.store(false);
+    blocking.at = pick.range(0, static_cast<int>(bodies) - 1);
+    blocking.bind = pick.chance(0.5);
+    blocking.event = weft_event_create(1);
+    ASSERT_NE(blocking.event, nullptr);
+    std::atomic<bool> done{false};
+    std::thread helper([&] {
+      while (!blocking.hit.load(std::memory_order_acquire) && !done.load()) std::this_thread::yield();
+      if (!blocking.hit.load(std::memory_order_acquire)) return;
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      weft_event_fulfill(blocking.event);
+    });
+    std::ostringstream where;
+    where << random_config_name(c) << " seed=0x" << std::hex << seed << std::dec << " blocking body run " << blocking.at
+          << (blocking.bind ? " (binds)" : " (waits)");
+    dog.step(where.str());
+    uint64_t tasks = 0;
+    // The reference runs with no body blocking: run_random computes it before the graph runs.
+    const long at = blocking.at;
+    blocking.at = -1;
+    std::string failure = run_random(seed, o, iterations, tasks, nullptr, "", [&] { blocking.at = at; });
+    done.store(true);
+    helper.join();
+    blocking.at = -1;
+    EXPECT_TRUE(blocking.hit.load()) << where.str() << ": the chosen body never ran";
+    EXPECT_EQ(weft_event_destroy(blocking.event), WEFT_OK);
+    ASSERT_TRUE(failure.empty()) << where.str() << "\n" << failure;
+  }
+}
+
+std::vector<random_config> blocking_configs() {
+  std::vector<random_config> v;
+  for (int w : {1, 2})
+    for (int mode : {WEFT_GRAPH_REEXECUTE, WEFT_GRAPH_TASKITER})
+      for (int unroll : {1, 2}) v.push_back({w, mode, WEFT_GRAPH_IMMEDIATE_SUCCESSOR, unroll});
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Configs, GraphRandomBlocking, ::testing::ValuesIn(blocking_configs()),
                          [](const ::testing::TestParamInfo<random_config>& info) {
                            return random_config_name(info.param);
                          });
@@ -777,43 +868,47 @@ INSTANTIATE_TEST_SUITE_P(Configs, GraphNoBarrier,
 // =================================================================================================
 // 3b. One worker runs taskiter rounds inline, until a task blocks or binds an event
 // =================================================================================================
-// Four tasks a round: T0 inout a0; T1 inout a1; T2 in a0, inout a2; T3 inout a3. In round
-// `special`, T0 waits for (or binds) an event that T3 fulfils, in the same round or in the next.
-// T3 does not depend on T0, so a worker running rounds in recorded order on the producer's stack
-// would wait forever: the round's later tasks must go to the scheduler, with counts that still
-// order T2 after T0, and the next rounds must still be opened while T0 waits.
+// Six tasks a round: T0 inout a0; T1 in a0, inout a1; T2 inout a2; T3 in a2, inout a3; T4 in a1,
+// inout a4; T5 inout a5. In round `special`, T2 waits for (or binds) an event that T5 fulfils, in
+// the same round or in the next. T5 does not depend on T2, so a worker running rounds in recorded
+// order on the producer's stack would wait forever: the round's later tasks must go to the
+// scheduler, with counts that still order T3 after T2 (and T4 after T1, which ran before T2 and
+// whose descriptor may already be armed for a later round), and the next rounds must still be
+// opened while T2 waits.
+constexpr int kIlTasks = 6, kIlBlocker = 2, kIlWaiter = 3, kIlFulfiller = 5;
 struct il_state {
-  long a[4] = {1, 2, 3, 4};
-  std::atomic<int> runs[4] = {};  // per task: rounds run so far (each task follows its own last run)
+  long a[kIlTasks] = {1, 2, 3, 4, 5, 6};
+  std::atomic<int> runs[kIlTasks] = {};  // per task: rounds run so far (each follows its own last run)
   weft_event_t* events[16] = {};
   int special = -1;
-  bool bind = false;        // T0 binds the event instead of waiting for it
-  bool next_round = false;  // T3 of round special + 1 fulfils it (else T3 of round special)
+  bool bind = false;        // T2 binds the event instead of waiting for it
+  bool next_round = false;  // T5 of round special + 1 fulfils it (else T5 of round special)
   weft_test::error_log errors;
 };
 struct il_args {
   il_state* s;
   int id;
 };
-// Task id's update of the cells (T2 reads a0).
+const int il_reads[kIlTasks] = {-1, 0, -1, 2, 1, -1};  // the cell each task reads besides its own
+// Task id's update of the cells.
 void il_step(long* a, int id) {
-  static const long mul[4] = {3, 5, 7, 11}, add[4] = {1, 2, 0, 3};
-  a[id] = a[id] * mul[id] + (id == 2 ? a[0] : add[id]);
+  static const long mul[kIlTasks] = {3, 5, 7, 11, 13, 17};
+  a[id] = a[id] * mul[id] + (il_reads[id] >= 0 ? a[il_reads[id]] : id + 1);
 }
 void il_body(void* p) {
   auto* a = static_cast<il_args*>(p);
   il_state& s = *a->s;
   const int k = s.runs[a->id].load();
-  const int fulfils = s.special + (s.next_round ? 1 : 0);  // T3's round that fulfils the event
-  if (a->id == 0 && k == s.special) {
+  const int fulfils = s.special + (s.next_round ? 1 : 0);  // the round whose T5 fulfils the event
+  if (a->id == kIlBlocker && k == s.special) {
     int rc = s.bind ? weft_event_bind(s.events[k]) : weft_event_wait(s.events[k]);
     if (rc != WEFT_OK) s.errors.add(std::string(s.bind ? "weft_event_bind" : "weft_event_wait") + ": " + status_name(rc));
   }
-  if (a->id == 2 && k == s.special && s.runs[3].load() <= fulfils)
-    s.errors.add("round " + std::to_string(k) + ": T2 ran before T0 completed (T3 had not fulfilled its event)");
+  if (a->id == kIlWaiter && k == s.special && s.runs[kIlFulfiller].load() <= fulfils)
+    s.errors.add("round " + std::to_string(k) + ": T3 ran before T2 completed (T5 had not fulfilled its event)");
   il_step(s.a, a->id);
   s.runs[a->id].store(k + 1);
-  if (a->id == 3 && k == fulfils) {
+  if (a->id == kIlFulfiller && k == fulfils) {
     int rc = weft_event_fulfill(s.events[s.special]);
     if (rc != WEFT_OK) s.errors.add("weft_event_fulfill: " + status_name(rc));
   }
@@ -846,22 +941,21 @@ TEST_P(GraphInline, BlockingTaskHandsItsRoundToTheScheduler) {
       o.lookahead = lookahead;
       ASSERT_EQ(weft_graph_begin_with(&o), WEFT_OK);
       ASSERT_EQ(weft_graph_iteration(), WEFT_OK);
-      const int deps[4][2] = {{-1, 0}, {-1, 1}, {0, 2}, {-1, 3}};  // {in, inout}
-      for (int id = 0; id < 4; ++id) {
+      for (int id = 0; id < kIlTasks; ++id) {
         il_args a{&s, id};
         weft_task_t* t = weft_task_create(&il_body, &a, sizeof a, 0);
         ASSERT_NE(t, nullptr);
-        if (deps[id][0] >= 0) {
-          ASSERT_EQ(weft_task_depend(t, WEFT_DEP_IN, &s.a[deps[id][0]], sizeof(long)), WEFT_OK);
+        if (il_reads[id] >= 0) {
+          ASSERT_EQ(weft_task_depend(t, WEFT_DEP_IN, &s.a[il_reads[id]], sizeof(long)), WEFT_OK);
         }
-        ASSERT_EQ(weft_task_depend(t, WEFT_DEP_INOUT, &s.a[deps[id][1]], sizeof(long)), WEFT_OK);
+        ASSERT_EQ(weft_task_depend(t, WEFT_DEP_INOUT, &s.a[id], sizeof(long)), WEFT_OK);
         ASSERT_EQ(weft_task_submit(t), WEFT_OK);
       }
       ASSERT_EQ(weft_graph_end(), WEFT_OK);
-      long want[4] = {1, 2, 3, 4};
+      long want[kIlTasks] = {1, 2, 3, 4, 5, 6};
       for (int k = 0; k < n; ++k)
-        for (int id = 0; id < 4; ++id) il_step(want, id);
-      for (int i = 0; i < 4; ++i) {
+        for (int id = 0; id < kIlTasks; ++id) il_step(want, id);
+      for (int i = 0; i < kIlTasks; ++i) {
         EXPECT_EQ(s.a[i], want[i]) << "a" << i << ", special round " << special << ", lookahead " << lookahead;
         EXPECT_EQ(s.runs[i].load(), n) << "T" << i << ", special round " << special << ", lookahead " << lookahead;
       }
