@@ -430,8 +430,14 @@ inline void lift_guard(worker& w, const graph& g, task* t) {
 void open(worker& w, graph& g, task* t) {
   prepare_open(w, g, t, group_of_owner(g));
   count_opened(w, g, t->graph_array, 1);
+  if (g.inline_rounds) {  // keeps its guard: run later on the producer's stack (run_opened)
+    g.opened_in_round = t->replay.node + 1;
+    return;
+  }
   lift_guard(w, g, t);
 }
+
+void run_opened(worker& producer, graph& g, long last);
 
 // Taskiter: sets up the first `count` instances of round r and counts them as the owner's
 // children, their creation guards still held.
@@ -466,7 +472,9 @@ void open_round(worker& w, graph& g, long r, std::uint32_t count) {
 // down their cyclic successors: its array was re-armed when round r+1-window finished. Waiting for
 // that round is also what bounds the rounds in flight.
 void start_round(worker& w, graph& g, long r) {
-  worker& on = wait_round(w, g, r + 1 - g.window);
+  // Re-executed rounds run inline what the wait below would wait for.
+  if (g.inline_rounds && !g.taskiter) run_opened(w, g, g.barrier ? r - 1 : r + 1 - g.window);
+  worker& on = wait_round(*worker_after_switch(), g, r + 1 - g.window);
   if (g.barrier) wait_round(on, g, r - 1);
   // Acquire: the reporters' marks on the nodes.
   if (g.sends_changed.load(std::memory_order_relaxed) && g.sends_changed.exchange(false, std::memory_order_acquire))
@@ -475,6 +483,7 @@ void start_round(worker& w, graph& g, long r) {
   g.round_array = g.array_of(r);
   g.sub = 0;
   g.cursor = 0;
+  g.opened_in_round = 0;
 }
 
 // The recorded round runs as ordinary tasks in a taskgroup of the graph's own, so that the wait
@@ -526,6 +535,9 @@ int changed(worker& w, graph& g, std::uint32_t v, const char* what) {
                  g.iteration, v, fn ? describe_fn(fn) : "none", what,
                  g.rerecord ? "recording it again from the next iteration"
                             : "replaying stops (WEFT_GRAPH_ON_CHANGE=error)");
+  // The opened instances not run yet go to the scheduler before the drain waits for them (its wait
+  // would also do it when it parks: this does not depend on how it waits).
+  if (w.inline_graph == &g) graph_leave_inline(w, false);
   drain(w, g);
   g.state = graph::phase::plain;
   if (g.rerecord) return WEFT_OK;
@@ -567,8 +579,18 @@ void finish_recording(worker& producer, graph& g) {
   // The window changes only here, where no array of the previous recording is in use (drained).
   if (g.lookahead == 0) g.window = auto_lookahead(g.size(), w.crew ? w.crew->size() : 1) + 2;
   g.defer_gang = w.crew && w.crew->size() == 1 ? w.crew : nullptr;
-  g.inline_rounds = g.taskiter && g.defer_gang && instance->cfg.graph_inline &&
+  g.inline_rounds = g.defer_gang && instance->cfg.graph_inline &&
                     std::none_of(g.nodes.begin(), g.nodes.end(), [](const graph_node& n) { return n.priority > 0; });
+  g.inline_running = false;
+  if (g.inline_rounds && !g.taskiter) {
+    // Re-executed: the worker holds opened instances from now on (see graph_leave_inline). Not while
+    // it holds another graph's, nor under priority propagation (levels would order the tasks).
+    g.inline_rounds = !w.inline_graph && sched::propagation() == WEFT_PRIORITY_AS_GIVEN;
+    if (g.inline_rounds) w.inline_graph = &g;
+    g.inline_round = 1;
+    g.inline_node = 0;
+    g.opened_in_round = 0;
+  }
   if (!make_arrays(g)) {
     std::fprintf(stderr, "weft: persistent graph: out of memory for %u replayed tasks; running it as ordinary tasks\n",
                  g.size());
@@ -685,17 +707,30 @@ void leave_inline(worker& w, graph& g, bool blocks) {
   w.inline_graph = nullptr;
   g.inline_rounds = false;
   const long r = g.inline_round;
-  const std::uint32_t v = g.inline_node;  // still running: its own end counts its successors down
-  catch_up_counts(g, r, v, v + 1);
-  // Every task after v gets a creation guard (the round was prepared with its roots' guards held),
-  // lifted once all are set: one that becomes ready may run at once, elsewhere too, and count the
-  // others down.
-  task* base = g.instances[g.array_of(r)];
-  for (std::uint32_t u = v + 1; u < g.inline_count; ++u)
-    if (!guarded(g, g.nodes[u], u, r))
-      base[u].preds.store(base[u].preds.load(std::memory_order_relaxed) + creation_guard, std::memory_order_relaxed);
-  for (std::uint32_t u = v + 1; u < g.inline_count; ++u) lift_guard(w, g, base + u);
-  if (blocks) hand_off_rounds(w, g, r + 1);
+  const std::uint32_t v = g.inline_node;
+  // A task still running counts its successors down itself when it ends.
+  const std::uint32_t first = g.inline_running ? v + 1 : v;
+  catch_up_counts(g, r, v, first);
+  if (g.taskiter) {
+    // Every task after v gets a creation guard (the round was prepared with its roots' guards
+    // held), lifted once all are set: one that becomes ready may run at once, elsewhere too, and
+    // count the others down.
+    task* base = g.instances[g.array_of(r)];
+    for (std::uint32_t u = first; u < g.inline_count; ++u)
+      if (!guarded(g, g.nodes[u], u, r))
+        base[u].preds.store(base[u].preds.load(std::memory_order_relaxed) + creation_guard, std::memory_order_relaxed);
+    for (std::uint32_t u = first; u < g.inline_count; ++u) lift_guard(w, g, base + u);
+    if (blocks) hand_off_rounds(w, g, r + 1);
+    return;
+  }
+  // Re-executed: every instance kept its guard when opened; the opened ones not run lose it now, in
+  // recorded order. The producer, if stuck under the blocked task, is at the lookahead bound, where
+  // it would wait for this round anyway: nothing to hand off.
+  for (long k = r; k <= g.round; ++k) {
+    task* base = g.instances[g.array_of(k)];
+    const std::uint32_t end = k == g.round ? g.opened_in_round : g.size();
+    for (std::uint32_t u = k == r ? first : 0; u < end; ++u) lift_guard(w, g, base + u);
+  }
 }
 
 bool inline_possible(const worker& w, const graph& g) {
@@ -733,10 +768,41 @@ void run_round_inline(worker& producer, graph& g, long r, std::uint32_t count) {
     g.inline_node = v;
     w->inline_graph = &g;
     if (v == 0) trace_task(*w, trace::event_type::task_ready, base);  // the others: graph_release
+    g.inline_running = true;
     execute_task(*w, base + v);
+    g.inline_running = false;
     w = worker_after_switch();
     if (!g.inline_rounds) return;  // a task blocked or bound an event: see leave_inline
     w->inline_graph = nullptr;
+  }
+}
+
+// Re-executed, in a gang of one: runs the opened instances of the rounds up to `last`, in recorded
+// order, on the producer's stack. The producer is at the lookahead bound: it would wait for them
+// here anyway. Its worker holds the graph's opened instances all along (w.inline_graph), so that
+// anything that sets the producer's context aside hands them to the scheduler first.
+void run_opened(worker& producer, graph& g, long last) {
+  worker* w = &producer;
+  for (int ran = 1; g.inline_rounds && g.inline_round <= last; ++ran) {
+    const long r = g.inline_round;
+    if (g.inline_node >= (r == g.round ? g.opened_in_round : g.size())) {
+      if (r == g.round) return;  // the rest of the round is not opened yet
+      ++g.inline_round;
+      g.inline_node = 0;
+      continue;
+    }
+    if ((ran & 15) == 0) [[unlikely]] {
+      w->inline_graph = nullptr;  // stepping aside for another context leaves the instances held
+      w = &between_inline_tasks(*w);
+      w->inline_graph = &g;
+    }
+    task* t = g.instances[g.array_of(r)] + g.inline_node;
+    trace_task(*w, trace::event_type::task_ready, t);
+    g.inline_running = true;
+    execute_task(*w, t);
+    g.inline_running = false;
+    w = worker_after_switch();
+    ++g.inline_node;
   }
 }
 
@@ -869,6 +935,10 @@ int graph_end(worker& w) {
     if (g->state == graph::phase::replaying) run_rounds(*g, 1);
   } else if (g->state == graph::phase::replaying && g->cursor != g->sub_start[static_cast<std::size_t>(g->sub) + 1]) {
     status = changed(w, *g, g->cursor, "fewer tasks than recorded");
+  } else if (g->inline_rounds && !g->taskiter) {
+    run_opened(w, *g, LONG_MAX);
+    if (worker_after_switch()->inline_graph == g) worker_after_switch()->inline_graph = nullptr;
+    g->inline_rounds = false;  // nothing left that was not run
   }
   worker& on = *worker_after_switch();  // the waits above may have moved this context
   drain(end_record_group(on, *g), *g);
@@ -1073,7 +1143,7 @@ void graph_release(worker& w, task* t) {
   if (w.inline_graph == &g) {  // run inline: no count is kept (run_round_inline)
     // The next task in recorded order is ready now (its predecessors all come before it): traced
     // here, where a released successor would be.
-    if (trace::on && g.inline_node + 1 < g.inline_count) [[unlikely]]
+    if (trace::on && g.taskiter && g.inline_node + 1 < g.inline_count) [[unlikely]]
       trace_task(w, trace::event_type::task_ready, g.instances[g.array_of(g.inline_round)] + g.inline_node + 1);
     return;
   }

@@ -83,13 +83,17 @@ struct graph {
   // counts (graph_release). Null otherwise, and for every other gang (a worker of another gang
   // that runs an instance, from a priority lane, applies them at once).
   const gang* defer_gang = nullptr;
-  // Taskiter in a gang of one: rounds run on the producer's stack, each task in recorded order,
-  // with no predecessor count kept (run_round_inline). Cleared for good once a task of such a round
-  // blocks or binds an event: the counts are then brought up to date and the round's other tasks
-  // handed to the scheduler (graph_leave_inline). inline_round and inline_node: the task running.
+  // A gang of one runs the instances on the producer's stack, in recorded order, with no
+  // predecessor count kept: taskiter rounds one after the other (run_round_inline), re-executed
+  // ones when the producer reaches the lookahead bound (run_opened). Cleared for good once such a
+  // task blocks or binds an event, or the producer's context is set aside: the counts are then
+  // brought up to date and the tasks not run handed to the scheduler (graph_leave_inline).
+  // inline_round and inline_node: the task running (inline_running), else the next to run;
+  // inline_count: the taskiter round's tasks; opened_in_round: the re-executed round's.
   bool inline_rounds = false;
+  bool inline_running = false;
   long inline_round = 0;
-  std::uint32_t inline_node = 0, inline_count = 0;
+  std::uint32_t inline_node = 0, inline_count = 0, opened_in_round = 0;
   // The producer is stuck under an inline task that blocked, and what that task waits for may be in
   // a later round: a task of the owner's (continue_rounds) opens the rounds from handed_from on and
   // sets rounds_opened; the producer waits for it before draining.

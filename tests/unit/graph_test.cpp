@@ -358,7 +358,7 @@ struct random_config {
   int mode;
   int policy;
   int unroll;
-  bool general = false;  // WEFT_GRAPH_INLINE=0: one worker runs taskiter rounds through the scheduler
+  bool general = false;  // WEFT_GRAPH_INLINE=0: one worker runs replayed tasks through the scheduler
 };
 
 std::string random_config_name(const random_config& c) {
@@ -377,8 +377,9 @@ std::vector<random_config> random_configs() {
     for (int mode : {WEFT_GRAPH_REEXECUTE, WEFT_GRAPH_TASKITER})
       for (int policy : {WEFT_GRAPH_IMMEDIATE_SUCCESSOR, WEFT_GRAPH_ITERATION_PRIORITY})
         for (int unroll : {1, 2}) v.push_back({w, mode, policy, unroll});
-  for (int policy : {WEFT_GRAPH_IMMEDIATE_SUCCESSOR, WEFT_GRAPH_ITERATION_PRIORITY})
-    for (int unroll : {1, 2}) v.push_back({1, WEFT_GRAPH_TASKITER, policy, unroll, true});
+  for (int mode : {WEFT_GRAPH_REEXECUTE, WEFT_GRAPH_TASKITER})
+    for (int policy : {WEFT_GRAPH_IMMEDIATE_SUCCESSOR, WEFT_GRAPH_ITERATION_PRIORITY})
+      for (int unroll : {1, 2}) v.push_back({1, mode, policy, unroll, true});
   return v;
 }
 
