@@ -12,8 +12,8 @@
 // fully done; the producer opens round r only once round r+1-window has finished, which bounds the
 // rounds in flight to lookahead + 1.
 //
-// In taskiter mode a gang of one needs none of the counts: the producer runs each round itself, in
-// recorded order (graph.cpp, "taskiter rounds run inline"), until a task blocks or binds an event.
+// A gang of one needs none of the counts: the producer runs the instances itself, in recorded order
+// (graph.cpp, "rounds run inline"), until a task blocks or binds an event.
 #pragma once
 
 #include <weft/weft.h>
