@@ -639,19 +639,21 @@ int settings(graph& g, const weft_graph_options_t* o) {
   return WEFT_OK;
 }
 
-// --- taskiter rounds run inline (a gang of one) -------------------------------------------------
+// --- rounds run inline (a gang of one) ------------------------------------------------------------
 //
 // One worker can run a round's tasks in the order they were recorded: it is a topological order of
 // the round, and the rounds before have all run. The producer then calls each task's body itself:
 // no predecessor count is decremented (graph_release returns at once), nothing is queued or taken
 // from a queue. Creation order is the schedule, which the depth-first policy would not give on one
 // worker; the program's priorities would be ignored, so graphs with any run the general way.
+// Taskiter rounds run as they open (run_round_inline); re-executed ones once the producer reaches
+// the lookahead bound, where it would wait for them anyway (run_opened).
 //
 // A task that blocks (an event, a taskwait that parks, blocking MPI) may wait for a task recorded
 // after it, which nothing would run: before its context is set aside, graph_leave_inline brings
-// the counts up to date and hands the round's later tasks to the scheduler. So does a task that
-// binds an event (its successors wait for the event, not for its body). The graph runs the general
-// way from then on.
+// the counts up to date and hands the tasks not run to the scheduler. So does a task that binds an
+// event (its successors wait for the event, not for its body). The graph runs the general way from
+// then on.
 
 // Applies the decrements that the inline ends skipped: of every task of round r-1 on round r
 // (rounds up to r-1 ran inline; round 1 follows the recorded round through a wait, not edges), and
