@@ -80,8 +80,25 @@ void access(worker& w, task* t, void* address, weft_dep_type type) {
   core::add_access(w, t, address, type);
 }
 
+// A replayed task whose depend array (gcc's first format: out/inout addresses, then in ones) lists
+// exactly its recorded accesses, in order: all matched in one pass. Otherwise false, nothing
+// matched: add_depends declares them one by one, which finds and handles the difference.
+bool matches_recording(task* t, void** depend) {
+  auto& r = t->replay;
+  const auto n = reinterpret_cast<std::uintptr_t>(depend[0]);
+  if (n == 0 || r.accesses_left != n) return false;  // 0: the other format; else some matched already
+  const auto nout = reinterpret_cast<std::uintptr_t>(depend[1]);
+  const core::graph_access* a = r.next_access;
+  for (std::uintptr_t i = 0; i < n; ++i)
+    if (a[i].address != depend[2 + i] || a[i].type != (i < nout ? WEFT_DEP_INOUT : WEFT_DEP_IN)) return false;
+  r.next_access += n;
+  r.accesses_left = 0;
+  return true;
+}
+
 // Both depend-array formats gcc emits (see docs/openmp.md).
 void add_depends(worker& w, task* t, void** depend) {
+  if (t->graph_role == core::graph_instance && matches_recording(t, depend)) return;
   auto word = [depend](int i) { return reinterpret_cast<std::uintptr_t>(depend[i]); };
   std::uintptr_t n, nout, nmutex = 0, nin, base;
   if (word(0) != 0) {

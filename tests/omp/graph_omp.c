@@ -98,6 +98,42 @@ int main(void) {
     }
   }
 
+  /* ---- a depend clause that changes: detected and recorded again -------------------------- */
+  {
+    /* Each task also reads a halo cell (constant): x[0] in every iteration but iteration 10, where
+     * it is x[1]. The changed address must be seen (the graph is recorded again), the order of
+     * the sweep kept, and the replays on either side of it must match their recordings. */
+    PHASE("changed depend clause");
+    init(x);
+    if (available && weft_reset_stats) weft_reset_stats();
+    #pragma omp parallel
+    #pragma omp single
+    {
+      weft_graph_begin();
+      for (int it = 0; it < ITERS; it++) {
+        weft_graph_iteration();
+        int halo = it == 10;
+        for (int b = 1; b <= NB; b++) {
+          #pragma omp task depend(inout: x[b * BS]) depend(in: x[(b - 1) * BS], x[(b + 1) * BS], x[halo]) firstprivate(it, b)
+          update_block(x, b, it);
+        }
+      }
+      weft_graph_end();
+    }
+    for (int i = 0; i < N; i++)
+      CHECK(x[i] == ref[i], "changed depend clause: cell %d (block %d): expected %llu, got %llu", i, i / BS, ref[i], x[i]);
+    if (available) {
+      weft_stats_t s;
+      memset(&s, 0, sizeof s);
+      CHECK(weft_get_stats(&s) == 0, "weft_get_stats failed");
+      printf("changed depend clause: graph_recordings = %llu, graph_replayed = %llu\n",
+             (unsigned long long)s.graph_recordings, (unsigned long long)s.graph_replayed);
+      CHECK(s.graph_recordings == 2, "the changed iteration should be recorded again (graph_recordings = %llu)",
+            (unsigned long long)s.graph_recordings);
+      CHECK(s.graph_replayed > 0, "nothing was replayed");
+    }
+  }
+
   /* ---- taskiter mode: the user loop runs the recorded iteration only ----------------------- */
   {
     PHASE("taskiter graph");
