@@ -229,18 +229,23 @@ TEST(Trace, LabelsKindsAndIntervalsFromAnyThread) {
   EXPECT_EQ(marks, 1);
 }
 
+// One loop iteration of the graph tests: task i reads cell i-1 (around a ring) and updates cell i.
+void create_ring_step(int width) {
+  for (int i = 0; i < width; ++i) {
+    weft_task_t* task = weft_task_create(&chain_body, &i, sizeof i, WEFT_TASK_DEFAULT);
+    ASSERT_EQ(weft_task_depend(task, WEFT_DEP_IN, &cells[(i + width - 1) % width], sizeof(long)), WEFT_OK);
+    ASSERT_EQ(weft_task_depend(task, WEFT_DEP_INOUT, &cells[i], sizeof(long)), WEFT_OK);
+    ASSERT_EQ(weft_task_submit(task), WEFT_OK);
+  }
+}
+
 TEST(Trace, PersistentGraphRoundsAndEdges) {
   constexpr int width = 6, iterations = 5;
   trace_file t = traced_run("graph", {{"WEFT_NUM_THREADS", "1"}}, [] {
     ASSERT_EQ(weft_graph_begin(), WEFT_OK);
     for (int it = 0; it < iterations; ++it) {
       ASSERT_EQ(weft_graph_iteration(), WEFT_OK);
-      for (int i = 0; i < width; ++i) {
-        weft_task_t* task = weft_task_create(&chain_body, &i, sizeof i, WEFT_TASK_DEFAULT);
-        ASSERT_EQ(weft_task_depend(task, WEFT_DEP_IN, &cells[(i + width - 1) % width], sizeof(long)), WEFT_OK);
-        ASSERT_EQ(weft_task_depend(task, WEFT_DEP_INOUT, &cells[i], sizeof(long)), WEFT_OK);
-        ASSERT_EQ(weft_task_submit(task), WEFT_OK);
-      }
+      create_ring_step(width);
     }
     ASSERT_EQ(weft_graph_end(), WEFT_OK);
   });
@@ -281,12 +286,7 @@ TEST(Trace, InlineTaskiterRoundsMarkEachTaskReady) {
     o.iterations = iterations;
     ASSERT_EQ(weft_graph_begin_with(&o), WEFT_OK);
     ASSERT_EQ(weft_graph_iteration(), WEFT_OK);
-    for (int i = 0; i < width; ++i) {
-      weft_task_t* task = weft_task_create(&chain_body, &i, sizeof i, WEFT_TASK_DEFAULT);
-      ASSERT_EQ(weft_task_depend(task, WEFT_DEP_IN, &cells[(i + width - 1) % width], sizeof(long)), WEFT_OK);
-      ASSERT_EQ(weft_task_depend(task, WEFT_DEP_INOUT, &cells[i], sizeof(long)), WEFT_OK);
-      ASSERT_EQ(weft_task_submit(task), WEFT_OK);
-    }
+    create_ring_step(width);
     ASSERT_EQ(weft_graph_end(), WEFT_OK);
   });
   std::map<std::uint64_t, std::uint64_t> ready_at;
