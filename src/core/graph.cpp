@@ -426,14 +426,13 @@ inline void lift_guard(worker& w, const graph& g, task* t) {
   if (t->preds.fetch_sub(creation_guard, std::memory_order_acq_rel) == creation_guard) ready_opened(w, g, t);
 }
 
-// Re-execute mode: one instance, matched and given its arguments.
+// Re-execute mode: one instance, matched and given its arguments, in creation order (the round's
+// opened instances are always its first opened_in_round).
 void open(worker& w, graph& g, task* t) {
   prepare_open(w, g, t, group_of_owner(g));
   count_opened(w, g, t->graph_array, 1);
-  if (g.inline_rounds) {  // keeps its guard: run later on the producer's stack (run_opened)
-    g.opened_in_round = t->replay.node + 1;
-    return;
-  }
+  g.opened_in_round = t->replay.node + 1;
+  if (g.inline_rounds) return;  // keeps its guard: run later on the producer's stack (run_opened)
   lift_guard(w, g, t);
 }
 
@@ -1043,18 +1042,28 @@ namespace {
     ++matched;
   }
   same &= matched == node.access_count;
-  if (same) {
+  // Dependences follow the order of submission, and so does the recording: an instance submitted
+  // before one created earlier would be ordered by the wrong recorded edges.
+  const bool in_order = t->replay.node == g.opened_in_round;
+  const bool replaying = g.state == graph::phase::replaying;  // else changed since t was allocated
+  if (same && in_order && replaying) {
     acc.resize(keep);
     open(w, g, t);
     return WEFT_OK;
   }
-  const char* what = matched != node.access_count ? "another number of accesses" : "other accesses";
-  int status = changed(w, g, t->replay.node, what);
+  int status = WEFT_OK;
+  if (replaying) {
+    const char* what = !in_order                        ? "a task submitted before one created earlier"
+                       : matched != node.access_count ? "another number of accesses"
+                                                      : "other accesses";
+    status = changed(w, g, t->replay.node, what);
+  }
   if (status != WEFT_OK || (t->run_flags & run_held)) {
     acc.erase(std::remove_if(acc.begin(), acc.end(), [t](const pending_access& a) { return a.owner == t; }), acc.end());
     return status != WEFT_OK ? status : WEFT_ERR_GRAPH_CHANGED;
   }
-  // Recorded again from the next iteration: this one goes on as an ordinary task.
+  // Recorded again from the next iteration (or never replayed again): this one goes on as an
+  // ordinary task.
   task* plain = allocate_plain(w, t->fn, node.args_size, 0);
   if (!plain) return WEFT_ERR_OUT_OF_MEMORY;
   if (node.args_size) std::memcpy(plain->arguments(), t->arguments(), node.args_size);
@@ -1070,7 +1079,10 @@ namespace {
 int graph_submit(worker& w, task* t) {
   if (t->graph_role == graph_instance) {
     graph& g = *t->replay.owner_graph;
-    if (t->replay.accesses_left == 0) {  // every recorded access matched, in order, and no other
+    // Every recorded access matched, in order, and no other; submitted in creation order; the
+    // graph still replaying.
+    if (t->replay.accesses_left == 0 && t->replay.node == g.opened_in_round &&
+        g.state == graph::phase::replaying) [[likely]] {
       open(w, g, t);
       return WEFT_OK;
     }

@@ -64,6 +64,7 @@ struct alignas(64) graph_done_row {
 struct graph {
   enum class phase : std::uint8_t { idle, recording, replaying, plain };
 
+  // --- read by every worker that runs an instance; written when the graph is set up ------------
   // Settings (weft_graph_options_t, with the environment's defaults filled in).
   bool taskiter = false;
   bool iteration_priority = false;
@@ -83,33 +84,7 @@ struct graph {
   // counts (graph_release). Null otherwise, and for every other gang (a worker of another gang
   // that runs an instance, from a priority lane, applies them at once).
   const gang* defer_gang = nullptr;
-  // A gang of one runs the instances on the producer's stack, in recorded order, with no
-  // predecessor count kept: taskiter rounds one after the other (run_round_inline), re-executed
-  // ones when the producer reaches the lookahead bound (run_opened). Cleared for good once such a
-  // task blocks or binds an event, or the producer's context is set aside: the counts are then
-  // brought up to date and the tasks not run handed to the scheduler (graph_leave_inline).
-  // inline_round and inline_node: the task running (inline_running), else the next to run;
-  // inline_count: the taskiter round's tasks; opened_in_round: the re-executed round's.
-  bool inline_rounds = false;
-  bool inline_running = false;
-  long inline_round = 0;
-  std::uint32_t inline_node = 0, inline_count = 0, opened_in_round = 0;
-  // The producer is stuck under an inline task that blocked, and what that task waits for may be in
-  // a later round: a task of the owner's (continue_rounds) opens the rounds from handed_from on and
-  // sets rounds_opened; the producer waits for it before draining.
-  bool handed_off = false;
-  long handed_from = 0;
-  std::atomic<bool> rounds_opened{false};
-  phase state = phase::idle;
-  int status = WEFT_OK;  // WEFT_ERR_GRAPH_CHANGED once a change was refused
-  bool record_group = false;  // the taskgroup around the recorded round is open
-  long iteration = -1;   // loop iterations started (producer's count, for messages)
-  long round = 0;        // round being created (the last one opened)
-  int round_array = 0;   // its array (array_of(round))
   std::uint16_t trace_serial = 0;  // names this recording in a trace (graph_instance.d, graph_edge.a)
-  int sub = 0;           // iteration within it
-  std::uint32_t cursor = 0;  // next recorded task to match in this round
-  std::atomic<bool> sends_changed{false};  // an instance reported a send: levels to recompute
 
   // The recording.
   std::vector<graph_node> nodes;
@@ -122,12 +97,46 @@ struct graph {
   std::uint32_t large_bytes = 0;          // per instance array
   std::vector<std::pair<task*, std::uint32_t>> created;  // recording: argument sizes until submit
 
-  // Replay state.
+  // The instance arrays.
   task* instances[max_graph_window] = {};
   std::size_t array_bytes[max_graph_window] = {};  // each array's size (a spare one may be larger)
   unsigned char* large_args[max_graph_window] = {};
-  std::uint64_t opened[max_graph_window] = {};  // instances opened in each array so far (producer)
-  graph_done_row* rows = nullptr;                // max_workers rows
+  graph_done_row* rows = nullptr;                  // max_workers rows
+
+  // --- the producer's, written as it creates or opens each task: lines of their own, so that the
+  // workers running instances do not lose the lines above to it ------------------------------------
+  alignas(64) phase state = phase::idle;
+  int status = WEFT_OK;  // WEFT_ERR_GRAPH_CHANGED once a change was refused
+  bool record_group = false;  // the taskgroup around the recorded round is open
+  long iteration = -1;   // loop iterations started (producer's count, for messages)
+  long round = 0;        // round being created (the last one opened)
+  int round_array = 0;   // its array (array_of(round))
+  int sub = 0;           // iteration within it
+  std::uint32_t cursor = 0;  // next recorded task to match in this round
+  // Re-execute mode: the current round's instances opened so far (always a prefix: instances open
+  // in creation order).
+  std::uint32_t opened_in_round = 0;
+  std::uint64_t opened[max_graph_window] = {};  // instances opened in each array so far
+  // A gang of one runs the instances on the producer's stack, in recorded order, with no
+  // predecessor count kept: taskiter rounds one after the other (run_round_inline), re-executed
+  // ones when the producer reaches the lookahead bound (run_opened). Cleared for good once such a
+  // task blocks or binds an event, or the producer's context is set aside: the counts are then
+  // brought up to date and the tasks not run handed to the scheduler (graph_leave_inline).
+  // inline_round and inline_node: the task running (inline_running), else the next to run;
+  // inline_count: the taskiter round's tasks.
+  bool inline_rounds = false;
+  bool inline_running = false;
+  long inline_round = 0;
+  std::uint32_t inline_node = 0, inline_count = 0;
+  // The producer is stuck under an inline task that blocked, and what that task waits for may be in
+  // a later round: a task of the owner's (continue_rounds) opens the rounds from handed_from on and
+  // sets rounds_opened; the producer waits for it before draining.
+  bool handed_off = false;
+  long handed_from = 0;
+
+  // --- written by other threads now and then ----------------------------------------------------
+  alignas(64) std::atomic<bool> sends_changed{false};  // an instance reported a send: levels to recompute
+  std::atomic<bool> rounds_opened{false};
 
   std::uint32_t size() const { return static_cast<std::uint32_t>(nodes.size()); }
   int array_of(long r) const { return static_cast<int>(r % window); }

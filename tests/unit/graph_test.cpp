@@ -1470,6 +1470,46 @@ INSTANTIATE_TEST_SUITE_P(Changes, GraphChange, ::testing::ValuesIn(change_params
                          });
 
 // Undeferred tasks inside a graph iteration: the graph stops replaying, results stay right.
+// Two tasks built at once, the later one submitted first, and a taskwait before the earlier one is
+// submitted. Dependences follow the order of submission (the recording too), so a replay that
+// gave each task the recorded slot of its creation would run them in the wrong order: weft must
+// see the other order, and the earlier task must not run, nor be counted, before its submit.
+struct iv_args {
+  long* cell;
+  long k;
+};
+void iv_body(void* p) {
+  auto* a = static_cast<iv_args*>(p);
+  *a->cell = *a->cell * 3 + a->k;
+}
+TEST_P(Graph, TasksSubmittedInAnotherOrderThanCreated) {
+  for (bool swap_every_iteration : {true, false}) {
+    long x = 1, want = 1;
+    const int n = 12;
+    ASSERT_EQ(weft_graph_begin(), WEFT_OK);
+    for (int it = 0; it < n; ++it) {
+      ASSERT_EQ(weft_graph_iteration(), WEFT_OK);
+      // Swapped in every iteration, or only in iteration 7 (the others replay the recording).
+      const bool swap = swap_every_iteration || it == 7;
+      iv_args first{&x, it}, second{&x, 100 + it};
+      weft_task_t* a = weft_task_create(&iv_body, &first, sizeof first, 0);
+      weft_task_t* b = weft_task_create(&iv_body, &second, sizeof second, 0);
+      ASSERT_NE(a, nullptr);
+      ASSERT_NE(b, nullptr);
+      ASSERT_EQ(weft_task_depend(a, WEFT_DEP_INOUT, &x, sizeof x), WEFT_OK);
+      ASSERT_EQ(weft_task_depend(b, WEFT_DEP_INOUT, &x, sizeof x), WEFT_OK);
+      ASSERT_EQ(weft_task_submit(swap ? b : a), WEFT_OK);
+      ASSERT_EQ(weft_taskwait(), WEFT_OK);
+      const long after_one = want * 3 + (swap ? 100 + it : it);
+      EXPECT_EQ(x, after_one) << "iteration " << it << ": the task not yet submitted ran, or the submitted one did not";
+      ASSERT_EQ(weft_task_submit(swap ? a : b), WEFT_OK);
+      want = after_one * 3 + (swap ? it : 100 + it);
+    }
+    ASSERT_EQ(weft_graph_end(), WEFT_OK);
+    EXPECT_EQ(x, want) << (swap_every_iteration ? "swapped every iteration" : "swapped once");
+  }
+}
+
 TEST_P(Graph, UndeferredTaskInsideIteration) {
   for (int at : {0, 1, 5}) {
     cells got, ref;
