@@ -33,15 +33,15 @@ inline constexpr int max_graph_window = 8;  // lookahead + 2 arrays at most
 struct graph_node {
   weft_task_fn fn;
   std::uint32_t args_size;
-  std::uint32_t args_offset;      // the recorded argument block in graph::recorded_args
-  std::uint32_t large_offset;     // argument block of each instance array, when over the inline size
+  std::uint32_t args_offset;   // the recorded argument block in graph::recorded_args
+  std::uint32_t large_offset;  // argument block of each instance array, when over the inline size
   std::uint32_t first_access, access_count;
   std::uint32_t first_successor, successor_count;  // same round
   std::uint32_t first_cyclic, cyclic_count;        // next round
   std::int32_t round_preds, cyclic_preds;
   std::uint16_t priority;
-  std::uint16_t sub;              // iteration within its round
-  std::uint8_t task_flags;        // flag_undeferred / run_tied as recorded (matched on replay)
+  std::uint16_t sub;        // iteration within its round
+  std::uint8_t task_flags;  // flag_undeferred / run_tied as recorded (matched on replay)
   std::uint8_t run_flags;
   std::uint8_t door_bits;
   // Priority propagation (sched/priority_propagation.hpp) over the recording, by node: the level
@@ -71,10 +71,10 @@ struct graph {
   bool rerecord = true;
   bool barrier = false;
   int unroll = 1;
-  int lookahead = 0;  // as set (options, WEFT_GRAPH_LOOKAHEAD); 0: chosen as the recording ends
-  int window = 2;     // lookahead + 2 arrays (set with the arrays when the lookahead is chosen)
-  long iterations = 0;  // taskiter: total, or -1 (condition)
-  long partial_round = -1;         // taskiter: a last round cut short (iterations % unroll), if any,
+  int lookahead = 0;                // as set (options, WEFT_GRAPH_LOOKAHEAD); 0: chosen as the recording ends
+  int window = 2;                   // lookahead + 2 arrays (set with the arrays when the lookahead is chosen)
+  long iterations = 0;              // taskiter: total, or -1 (condition)
+  long partial_round = -1;          // taskiter: a last round cut short (iterations % unroll), if any,
   std::uint32_t partial_count = 0;  // and the instances it runs
   int (*condition)(void*) = nullptr;
   void* condition_arg = nullptr;
@@ -94,25 +94,25 @@ struct graph {
   std::vector<std::uint32_t> roots;       // taskiter: the nodes guarded in every full round
   std::vector<std::uint32_t> sub_start;   // first node of each iteration of a round, and nodes.size()
   std::vector<unsigned char> recorded_args;
-  std::uint32_t large_bytes = 0;          // per instance array
+  std::uint32_t large_bytes = 0;                         // per instance array
   std::vector<std::pair<task*, std::uint32_t>> created;  // recording: argument sizes until submit
 
   // The instance arrays.
   task* instances[max_graph_window] = {};
   std::size_t array_bytes[max_graph_window] = {};  // each array's size (a spare one may be larger)
   unsigned char* large_args[max_graph_window] = {};
-  graph_done_row* rows = nullptr;                  // max_workers rows
+  graph_done_row* rows = nullptr;  // max_workers rows
 
   // --- the producer's, written as it creates or opens each task: lines of their own, so that the
   // workers running instances do not lose the lines above to it ------------------------------------
   alignas(64) phase state = phase::idle;
-  int status = WEFT_OK;  // WEFT_ERR_GRAPH_CHANGED once a change was refused
+  int status = WEFT_OK;       // WEFT_ERR_GRAPH_CHANGED once a change was refused
   bool record_group = false;  // the taskgroup around the recorded round is open
-  long iteration = -1;   // loop iterations started (producer's count, for messages)
-  long round = 0;        // round being created (the last one opened)
-  int round_array = 0;   // its array (array_of(round))
-  int sub = 0;           // iteration within it
-  std::uint32_t cursor = 0;  // next recorded task to match in this round
+  long iteration = -1;        // loop iterations started (producer's count, for messages)
+  long round = 0;             // round being created (the last one opened)
+  int round_array = 0;        // its array (array_of(round))
+  int sub = 0;                // iteration within it
+  std::uint32_t cursor = 0;   // next recorded task to match in this round
   // Re-execute mode: the current round's instances opened so far (always a prefix: instances open
   // in creation order).
   std::uint32_t opened_in_round = 0;
