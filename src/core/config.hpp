@@ -26,7 +26,7 @@ struct config {
   int graph_lookahead = 0;        // WEFT_GRAPH_LOOKAHEAD: rounds the producer runs ahead, 1..6 (0: per graph)
   bool graph_iteration_priority = false;  // WEFT_GRAPH_POLICY=successor|iteration
   bool graph_rerecord = true;     // WEFT_GRAPH_ON_CHANGE=rerecord|error
-  bool graph_inline = true;               // WEFT_GRAPH_INLINE=1|0: a gang of one runs taskiter rounds in order
+  bool graph_inline = true;               // WEFT_GRAPH_INLINE=1|0: a gang of one runs replayed tasks in order
   // Tracing (docs/trace-format.md): the file, the buffer of each worker, the hardware counters.
   std::string trace_path;         // WEFT_TRACE: empty when off
   std::size_t trace_buffer = std::size_t{64} << 20;  // WEFT_TRACE_BUFFER (bytes; K/M/G suffixes)

@@ -744,6 +744,14 @@ bool at_once(void*) {
   return true;
 }
 
+// Runs instance t inline; the context may come back on another worker (returned).
+worker& run_inline(worker& w, graph& g, task* t) {
+  g.inline_running = true;
+  execute_task(w, t);
+  g.inline_running = false;
+  return *worker_after_switch();
+}
+
 // Between two inline tasks, every 16: what the worker loop sees to between tasks. Pollers and
 // deferred completions run here; a context to resume runs while the producer steps aside.
 worker& between_inline_tasks(worker& w) {
@@ -769,10 +777,7 @@ void run_round_inline(worker& producer, graph& g, long r, std::uint32_t count) {
     g.inline_node = v;
     w->inline_graph = &g;
     if (v == 0) trace_task(*w, trace::event_type::task_ready, base);  // the others: graph_release
-    g.inline_running = true;
-    execute_task(*w, base + v);
-    g.inline_running = false;
-    w = worker_after_switch();
+    w = &run_inline(*w, g, base + v);
     if (!g.inline_rounds) return;  // a task blocked or bound an event: see leave_inline
     w->inline_graph = nullptr;
   }
@@ -799,10 +804,7 @@ void run_opened(worker& producer, graph& g, long last) {
     }
     task* t = g.instances[g.array_of(r)] + g.inline_node;
     trace_task(*w, trace::event_type::task_ready, t);
-    g.inline_running = true;
-    execute_task(*w, t);
-    g.inline_running = false;
-    w = worker_after_switch();
+    w = &run_inline(*w, g, t);
     ++g.inline_node;
   }
 }
@@ -1154,7 +1156,7 @@ void graph_leave_inline(worker& w, bool blocks) {
 
 void graph_release(worker& w, task* t) {
   const graph& g = *t->replay.owner_graph;
-  if (w.inline_graph == &g) {  // run inline: no count is kept (run_round_inline)
+  if (w.inline_graph == &g) {  // run inline: no count is kept ("rounds run inline" above)
     // The next task in recorded order is ready now (its predecessors all come before it): traced
     // here, where a released successor would be.
     if (trace::on && g.taskiter && g.inline_node + 1 < g.inline_count) [[unlikely]]

@@ -169,10 +169,11 @@ void graph_release(worker& w, task* t);
 void graph_instance_done(worker& w, task* t);
 // A replayed task posted a send (weft_task_report_send under detect): its node is a send-task.
 void graph_report_send(task* t);
-// The instance w runs inline (w.inline_graph) blocks (`blocks`: its context, the producer's, is
-// about to be set aside) or binds an event: its graph's counts are brought up to date, the round's
-// tasks after it are handed to the scheduler, and the graph runs the general way from now on (the
-// rounds after it opened by a task of the owner's when the producer blocks).
+// The graph w runs inline (w.inline_graph) must stop: the producer's context is about to be set
+// aside (`blocks`: an instance blocks, or the producer waits), an instance binds an event, or the
+// iteration changed. Its counts are brought up to date, the instances not run are handed to the
+// scheduler, and the graph runs the general way from now on (in taskiter mode, when the producer
+// blocks, a task of the owner's opens the later rounds).
 void graph_leave_inline(worker& w, bool blocks);
 // Applies this worker's deferred decrements (worker::deferred_task), making ready the tasks whose
 // count they end.

@@ -151,9 +151,10 @@ struct alignas(64) worker {
     // instances take 32 different slots.
     return static_cast<int>(reinterpret_cast<std::uintptr_t>(t) >> 6) & (deferred_slots - 1);
   }
-  // The persistent graph whose instance this worker runs on the producer's stack, successors not
-  // counted down (graph.cpp, run_round_inline); null otherwise. Whatever sets this context aside
-  // first calls graph_leave_inline.
+  // The persistent graph whose instances this worker runs on the producer's stack, successors not
+  // counted down (graph.cpp, "rounds run inline"): while a taskiter instance runs, and for the
+  // whole replay of a re-executed graph, whose opened instances it holds. Null otherwise. Whatever
+  // sets this worker's running context aside first calls graph_leave_inline.
   graph* inline_graph = nullptr;
   // Priority propagation (sched/priority_propagation.cpp), when a mode records edges: the
   // successor whose incoming edges are being gathered, its predecessors (each held), and the last
