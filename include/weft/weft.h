@@ -286,7 +286,8 @@ typedef struct weft_stats {
   uint64_t redirect_nodes;    /* empty nodes joining inoutset sets to later accesses */
   uint64_t steals;
   uint64_t throttle_waits;    /* times a producer ran work instead of creating over a bound */
-  uint64_t max_live_tasks;    /* approximate high-water mark of live tasks */
+  uint64_t max_live_tasks;    /* approximate high-water mark of live tasks (sampled by producers:
+                                 their own unfinished children, or all live tasks once those are many) */
   uint64_t task_bytes;        /* bytes of one task descriptor */
   uint64_t suspensions;       /* contexts set aside by a blocking task (parked or yielded) */
   uint64_t resumes;

@@ -265,6 +265,9 @@ void make_resumable(fiber::context* ctx, bool signal_safe = false);
 void wake_published(const std::atomic<fiber::context*>& slot_context, const std::atomic<std::uint64_t>& slot_ticket);
 // A context yielded on this worker whose condition holds (or, when idle, the oldest), or null.
 fiber::context* take_yielded(worker& w, bool idle);
+// A producer set aside by the throttle on this worker, or null. It goes on once resumed, whatever
+// its condition: a wait with nothing else to run resumes it (else the bound could deadlock).
+fiber::context* take_throttled(worker& w);
 // A context this worker must resume (inbox), or null.
 fiber::context* take_resumable(worker& w);
 // True when waits on the running context may run what they wait for on its stack.

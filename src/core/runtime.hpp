@@ -124,6 +124,7 @@ struct alignas(64) worker {
   int history[4] = {-1, -1, -1, -1};  // hybrid victim selection (ICS'21 Algorithm 2)
   int history_index = 0;
   int throttle_countdown = 0;
+  int throttled = 0;               // producers this worker has set aside for the throttle (at most max_throttled)
   int refused = 0;                 // why the last allocate_task returned null (0: out of memory)
 #if WEFT_COUNT_CHECKS
   // Sanitizer builds: every finished body must be followed by exactly one fully_done (checked at
@@ -201,6 +202,7 @@ struct alignas(64) worker {
 };
 
 inline constexpr int max_workers = 1024;
+inline constexpr int max_throttled = 4;  // producers one worker sets aside for the throttle at once
 inline constexpr std::size_t propagation_record_bytes = 128;  // sched/priority_propagation.cpp's report blocks
 
 struct runtime {
@@ -214,6 +216,7 @@ struct runtime {
   std::int64_t max_ready = 0;
   int local_limit = 0;            // local buffer size in use: min(local_capacity, max_ready)
   int throttle_interval = 1;
+  std::int64_t throttle_floor = 1;  // outstanding children from which a producer may be throttled
   sched::block_depot task_depot{task_size, 64};
   sched::block_depot successor_depot{task_size, 64};
   sched::block_depot group_depot{task_size, 16};

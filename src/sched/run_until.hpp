@@ -77,8 +77,13 @@ worker& run_until(worker& w0, Done&& done) {
     }
     // Contexts that stepped aside on this worker (yielding tasks, throttled producers) are part of
     // the work this wait may need.
+    // Nothing else to run: a throttled producer goes on over the bound rather than wait for the
+    // live count to fall, which may need what it has yet to create (a recursive tree under a
+    // team barrier hung so). Other yielded contexts wait for their condition.
     if (w->yielded) {
-      if (fiber::context* c = take_yielded(*w, false)) {
+      fiber::context* c = take_yielded(*w, false);
+      if (!c) c = take_throttled(*w);
+      if (c) {
         spins = 0;
         w = &yield_until(*w, ready, &done, fiber::wait_kind::barrier, c);
         continue;

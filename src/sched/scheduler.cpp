@@ -531,47 +531,80 @@ worker* adopt_thread() {
   return w;
 }
 
-// Called by a producer before it creates a task. Over a bound the producer steps aside (its
-// context is yielded) and its worker runs ready work until the bound is met again or nothing else
-// is runnable here (the live tasks all run or wait elsewhere), so a bound never deadlocks a graph
-// whose tasks wait for tasks not created yet. Never with a task half built on this worker (its
-// declared accesses are this worker's).
+namespace {
+
+// Children t created that have not been reported finished: its share of the live tasks. The
+// producer's own count and its pending word (children report in batches, so this may run high).
+std::int64_t children_outstanding(const task* t) {
+  return t->children_created - (body_running - t->pending.load(std::memory_order_relaxed));
+}
+
+struct throttle_wait {
+  const task* producer;
+  std::int64_t own_level;   // resume once the producer's outstanding children are down to this
+  std::int64_t live_level;  // or once every worker's live tasks are
+  int countdown;            // the live count (a read of every worker's counters) every 64 checks
+};
+
+bool throttle_over(void* a) {
+  auto& tw = *static_cast<throttle_wait*>(a);
+  if (children_outstanding(tw.producer) <= tw.own_level) return true;
+  if (tw.countdown-- > 0) return false;
+  tw.countdown = 64;
+  return live_tasks() <= tw.live_level;
+}
+
+// Steps the producer aside (its context yielded) while this worker runs ready work, until
+// ready(arg) or until the worker has nothing else to run; at most max_throttled producers per
+// worker at once.
+void step_aside(worker& w, bool (*ready)(void*), void* arg) {
+  worker_counters::bump(w.counters.throttle_waits);
+  ++w.throttled;
+  worker& now = yield_until(w, ready, arg, fiber::wait_kind::throttle);  // yielded contexts never migrate
+  --now.throttled;
+}
+
+}  // namespace
+
+// Called by a producer before it creates a task. A producer over a bound steps aside (its context
+// is yielded) and its worker runs ready work meanwhile. Three rules keep that from deadlocking or
+// piling up stacks (a recursive tree hung on the global bound alone, issue 23):
+// - Only a producer that holds a large share of the live tasks (throttle_floor children
+//   outstanding) is stopped by the live-task bound. A producer with a few children adds little to
+//   the excess; stopping it only nests (the work run in its place makes more such producers).
+// - A worker sets at most max_throttled producers aside; past that, producers go on over the bound.
+// - A stepped-aside producer resumes when its own children are down to half the floor, when the
+//   live count is down to 3/4 of the bound, or when its worker has nothing else to run (every
+//   wait that idles resumes throttled contexts: the worker loop and run_until). So the bound is
+//   soft: it never makes a task wait for one that cannot run.
+// Never with a task half built on this worker (its declared accesses are this worker's).
 void throttle_check(worker& w) {
   runtime& rt = *instance;
-  if (!w.accesses.empty() || !w.crew) {
+  if (!w.accesses.empty() || !w.crew || w.throttled >= max_throttled) {
     if (w.throttle_countdown <= 0) w.throttle_countdown = 1;  // looked at again on the next creation
     return;
   }
   if (w.local_count >= rt.local_limit) {
     // The queue holds max_ready tasks and the local buffer is full: run a batch of them.
-    worker_counters::bump(w.counters.throttle_waits);
-    yield_until(
-        w, [](void* v) { return static_cast<worker*>(v)->local_count <= instance->local_limit / 4; }, &w,
-        fiber::wait_kind::throttle);
+    step_aside(
+        w, [](void* v) { return static_cast<worker*>(v)->local_count <= instance->local_limit / 4; }, &w);
     return;
   }
   if (w.throttle_countdown > 0) return;
   w.throttle_countdown = rt.throttle_interval;
-  std::int64_t live = live_tasks();
+  // The producer's own share first: one load of its own descriptor. The live count reads every
+  // worker's counters, lines those workers write on every task: fork-join producers (a few
+  // children each) never pay for it.
+  // The high-water mark of live tasks is sampled here: the producer's own share while it is small
+  // (a lower bound), the live count once it is computed.
+  const task* producer = w.current;
+  std::int64_t own = children_outstanding(producer);
+  std::int64_t live = own < rt.throttle_floor ? own : live_tasks();
   if (static_cast<std::uint64_t>(live) > w.counters.max_live.load(std::memory_order_relaxed))
     w.counters.max_live.store(static_cast<std::uint64_t>(live), std::memory_order_relaxed);
-  if (live <= rt.max_tasks) return;
-  worker_counters::bump(w.counters.throttle_waits);
-  // The bound is checked again every 64 resumption checks of the worker's loop (summing every
-  // worker's counters is not free).
-  struct low_water {
-    std::int64_t level;
-    int countdown;
-  } lw{rt.max_tasks - rt.max_tasks / 4, 0};
-  yield_until(
-      w,
-      [](void* a) {
-        auto& l = *static_cast<low_water*>(a);
-        if (l.countdown-- > 0) return false;
-        l.countdown = 64;
-        return live_tasks() <= l.level;
-      },
-      &lw, fiber::wait_kind::throttle);
+  if (own < rt.throttle_floor || live <= rt.max_tasks) return;
+  throttle_wait tw{producer, rt.throttle_floor / 2, rt.max_tasks - rt.max_tasks / 4, 0};
+  step_aside(w, throttle_over, &tw);
 }
 
 void (*stop_hook)() = nullptr;
@@ -609,6 +642,9 @@ int start_runtime(const door_options& options) {
   // Checking the live count costs a read of every worker's counters: do it every few creations,
   // but every time when the bound is tiny so that small bounds are exact.
   rt->throttle_interval = static_cast<int>(std::min<std::int64_t>(64, std::max<std::int64_t>(1, cfg.max_tasks / 64)));
+  // A producer is throttled when it holds a quarter of one worker's share of the bound (2,048
+  // children with the default bound at any worker count; 1 when the bound is tiny).
+  rt->throttle_floor = std::max<std::int64_t>(1, cfg.max_tasks / (4 * std::int64_t{cfg.num_workers}));
   sched::idle_park::init();
   if (!cfg.trace_path.empty()) {
     trace::begin_session(cfg.trace_buffer);

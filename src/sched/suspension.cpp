@@ -133,6 +133,17 @@ fiber::context* take_yielded(worker& w, bool idle) {
   return nullptr;
 }
 
+fiber::context* take_throttled(worker& w) {
+  for (fiber::context** p = &w.yielded; *p; p = &(*p)->next) {
+    fiber::context* c = *p;
+    if (c->waiting_for.load(std::memory_order_relaxed) == fiber::wait_kind::throttle) {
+      *p = c->next;
+      return c;
+    }
+  }
+  return nullptr;
+}
+
 namespace {
 
 bool has_resumable(void* arg) {
