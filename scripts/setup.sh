@@ -7,6 +7,8 @@ packages=(
   # toolchain and build
   build-essential g++ cmake ninja-build pkg-config git python3 python3-venv
   clang-format clang-tidy valgrind
+  # bench/fork_join.sh --proxy: system calls, page faults and context switches per task (perf stat)
+  linux-perf
   # tests
   libgtest-dev libgmock-dev
   # fibers (suspendable tasks), linear algebra for the applications

@@ -230,6 +230,9 @@ struct runtime {
   // Pause rounds (of 16 pauses, ~tens of microseconds in all) before an idle wait yields; few once
   // there are more workers than cores.
   std::atomic<int> spin_rounds{2000};
+  // More workers than cores in the mask: a waiter that spins holds the core of the thread it waits
+  // for, so every wait gives the core up after a short spin.
+  std::atomic<bool> oversubscribed{false};
   // Ready tasks of priority > 0 (or all tasks under WEFT_SCHEDULE=priority), highest level first.
   std::atomic<sched::priority_lane<task*>*> lanes[64] = {};  // levels 0..max_priority, made on first use
   alignas(64) std::atomic<std::int64_t> priority_ready{0};

@@ -232,8 +232,10 @@ bool wait_at(worker& w, member& m, team::sync_point& p, bool cancellable) {
     return false;
   }
   // While no member has a task in flight there is nothing to run: poll the barrier alone, with
-  // short pauses, so that its release is seen within a few hundred cycles.
-  for (int spins = 0; spins < 4000; ++spins) {
+  // short pauses, so that its release is seen within a few hundred cycles. Not with more threads
+  // than cores: the member it waits for may need this core (run_until gives it up soon).
+  const int poll_spins = core::instance->oversubscribed.load(std::memory_order_relaxed) ? 0 : 4000;
+  for (int spins = 0; spins < poll_spins; ++spins) {
     if (p.gen.load(std::memory_order_acquire) != gen || cancelled()) break;
     bool tasks = false;
     for (member* other : t->members) tasks |= other->group.pending.load(std::memory_order_relaxed) != 0;

@@ -468,7 +468,10 @@ worker* add_worker(bool start_thread) {
   rt.workers[i] = std::move(w);
   rt.worker_count.store(i + 1, std::memory_order_release);  // publishes the slot
   // More threads than cores: a spinning waiter takes the core from the thread it waits for.
-  if (i + 1 > static_cast<int>(bind_state->core_sets.size())) rt.spin_rounds.store(20, std::memory_order_relaxed);
+  if (i + 1 > static_cast<int>(bind_state->core_sets.size())) {
+    rt.spin_rounds.store(20, std::memory_order_relaxed);
+    rt.oversubscribed.store(true, std::memory_order_relaxed);
+  }
   if (start_thread) start_thread_of(*raw);
   return raw;
 }
