@@ -201,7 +201,6 @@ TEST_P(Throttle, NestedProducers) {
   expect_throttled(true, true);
 }
 
-
 // Random recursive trees (issue 23): every node spawns a random number of children, tied or untied
 // in turns, and waits for them. Producers with a few children each are what a recursive program
 // is made of: over the bound they must neither wait on each other nor pile up stacks (each set
@@ -225,7 +224,9 @@ int children_of(std::uint64_t id, int depth) {
   return k;
 }
 
-std::uint64_t child(std::uint64_t id, int i) { return mix(id * 31 + static_cast<std::uint64_t>(i) + 1); }
+std::uint64_t child(std::uint64_t id, int i) {
+  return mix(id * 31 + static_cast<std::uint64_t>(i) + 1);
+}
 
 long walk(std::uint64_t id, int depth) {
   long n = 1;
@@ -261,7 +262,9 @@ TEST_P(Throttle, RecursiveTrees) {
     long expected = 1;
     for (int r = 0; r < roots; ++r) expected += tree::walk(tree::mix(seed + static_cast<std::uint64_t>(r)), 0);
     for (int r = 0; r < roots; ++r)
-      weft::spawn([&size, r, seed, tied] { size[r] = tree::spawn_tree(tree::mix(seed + static_cast<std::uint64_t>(r)), 0, tied); });
+      weft::spawn([&size, r, seed, tied] {
+        size[r] = tree::spawn_tree(tree::mix(seed + static_cast<std::uint64_t>(r)), 0, tied);
+      });
     weft::taskwait();
     long got = 1;
     for (long n : size) got += n;
