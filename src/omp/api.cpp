@@ -140,7 +140,7 @@ extern "C" {
 // --- threads and teams ------------------------------------------------------------------------
 GOMP_API void omp_set_num_threads(int n) {
   if (n < 1) n = 1;
-  current().icv.nthreads = n;
+  writable_icvs().nthreads = n;
 }
 GOMP_API int omp_get_num_threads(void) {
   return me ? me->crew->size : 1;
@@ -160,13 +160,13 @@ GOMP_API int omp_in_parallel(void) {
   return me && me->active_level > 0;
 }
 GOMP_API void omp_set_dynamic(int on) {
-  current().icv.dynamic = on != 0;
+  writable_icvs().dynamic = on != 0;
 }
 GOMP_API int omp_get_dynamic(void) {
   return me ? me->icv.dynamic : config().initial.dynamic;
 }
 GOMP_API void omp_set_nested(int on) {
-  current().icv.max_active_levels = on ? 255 : 1;
+  writable_icvs().max_active_levels = on ? 255 : 1;
 }
 GOMP_API int omp_get_nested(void) {
   return (me ? me->icv.max_active_levels : config().initial.max_active_levels) > 1;
@@ -175,7 +175,7 @@ GOMP_API int omp_get_thread_limit(void) {
   return me ? me->icv.thread_limit : config().initial.thread_limit;
 }
 GOMP_API void omp_set_max_active_levels(int n) {
-  if (n >= 0) current().icv.max_active_levels = n > 255 ? 255 : n;
+  if (n >= 0) writable_icvs().max_active_levels = n > 255 ? 255 : n;
 }
 GOMP_API int omp_get_max_active_levels(void) {
   return me ? me->icv.max_active_levels : config().initial.max_active_levels;
@@ -211,7 +211,7 @@ GOMP_API int omp_get_max_task_priority(void) {
 }
 
 GOMP_API void omp_set_schedule(int kind, int chunk) {
-  icvs& icv = current().icv;
+  icvs& icv = writable_icvs();
   int k = kind & 0x7fffffff;
   if (k < sched_static || k > sched_auto) return;
   icv.run_sched = kind;
@@ -254,7 +254,7 @@ GOMP_API void omp_get_partition_place_nums(int* nums) {
 
 // --- devices: the host is the only one ------------------------------------------------------------
 GOMP_API void omp_set_default_device(int d) {
-  current().icv.default_device = d < 0 ? 0 : d;
+  writable_icvs().default_device = d < 0 ? 0 : d;
 }
 GOMP_API int omp_get_default_device(void) {
   return me ? me->icv.default_device : config().initial.default_device;

@@ -368,7 +368,7 @@ void read_environment() {
   s.initial.run_sched = sched_dynamic;
   s.initial.run_chunk = 1;
   s.initial.default_device = 0;
-  s.initial.thread_limit = 1 << 30;
+  s.initial.thread_limit = unlimited_threads;
   parse_num_threads(s);
   parse_schedule(s);
   parse_proc_bind(s);
@@ -387,7 +387,7 @@ void read_environment() {
   }
   // A list of team sizes or bindings asks for nesting (OpenMP 5.0 semantics).
   if (!levels_set && (s.nthreads_list.size() > 1 || s.bind_list.size() > 1)) s.initial.max_active_levels = 255;
-  if (parse_int_var("OMP_THREAD_LIMIT", v, 1, 1 << 30)) s.initial.thread_limit = v;
+  if (parse_int_var("OMP_THREAD_LIMIT", v, 1, unlimited_threads)) s.initial.thread_limit = v;
   if (parse_int_var("OMP_MAX_TASK_PRIORITY", v, 0, 1 << 30)) s.max_task_priority = v;
   if (parse_bool_var("OMP_CANCELLATION", b)) s.cancellation = b;
   if (parse_int_var("OMP_DEFAULT_DEVICE", v, 0, 1 << 30)) s.initial.default_device = v;

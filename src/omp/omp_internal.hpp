@@ -93,12 +93,19 @@ struct alignas(64) workshare {
 
 inline constexpr int workshare_ring = 8;
 
+// The threads an initial thread and its nested teams share under thread-limit-var: an initial
+// thread's, a target region's (a new initial task) and each host team's. Only touched when the
+// limit is set (OMP_THREAD_LIMIT, thread_limit clauses).
+struct contention_group {
+  std::atomic<int> busy{1};  // threads of the group in parallel regions now
+};
+
 // A thread's implicit task in a team, plus what the OpenMP constructs track per thread.
 struct alignas(64) member {
   task implicit;
   core::taskgroup group;  // counts the implicit task's descendants (barriers wait on it)
   team* crew = nullptr;
-  member* outer = nullptr;  // the encountering thread's member in the enclosing team
+  contention_group* cg = nullptr;
   int thread_num = 0;
   int level = 0, active_level = 0;
   icvs icv{};
@@ -114,6 +121,13 @@ struct alignas(64) member {
   sched::work_deque<task*>* saved_queue = nullptr;
   member* saved_me = nullptr;
   int team_num = 0, num_teams = 1;  // teams construct on the host
+  // ICVs an undeferred or included task changed: that task's own copy, and what its end restores.
+  struct icv_save {
+    task* writer;
+    icvs saved;
+  };
+  task* icv_writer = nullptr;  // the explicit task whose changes icv holds, if any
+  std::vector<icv_save> icv_saves;
 };
 
 struct member_job : core::gang_job {
@@ -133,6 +147,8 @@ struct alignas(64) team {
   std::vector<sched::work_deque<task*>*> queue_of;
   core::gang crew;
   int level = 0, active_level = 0;
+  bool sequential = false;   // an initial task's team of one (its implicit task is the worker's root)
+  int reserved = 0;          // threads taken from the contention group for this region
   member* parent = nullptr;  // the encountering thread's member
   icvs child_icv{};
   void (*fn)(void*) = nullptr;
@@ -173,6 +189,23 @@ inline member& current() {
   return first_member();
 }
 
+// Bits of task::door_bits.
+enum door_bit : std::uint8_t {
+  door_final = 1,     // a final task: its descendants are included tasks
+  door_own_icvs = 2,  // an undeferred or included task: it runs on this thread, start to end
+};
+
+// The ICVs an omp_set_* routine changes: the calling task's. The first change made by an
+// undeferred or included task saves the thread's copy, which end_explicit_icvs puts back when
+// that task ends. (A deferred task's changes stay with the thread that ran it.)
+icvs& writable_icvs();
+inline void end_explicit_icvs(member& m, task* t) {
+  if (m.icv_writer != t) return;  // the common case: the task changed nothing
+  m.icv = m.icv_saves.back().saved;
+  m.icv_writer = m.icv_saves.back().writer;
+  m.icv_saves.pop_back();
+}
+
 // --- team operations (team.cpp) -----------------------------------------------------------------
 void barrier(worker& w, member& m);
 bool cancellable_barrier(worker& w, member& m);  // true: the region was cancelled
@@ -182,6 +215,10 @@ team* fork(worker& w, void (*fn)(void*), void* data, unsigned requested, unsigne
 void launch(team* t);
 void join(worker& w, team* t);
 void run_parallel(void (*fn)(void*), void* data, unsigned requested, unsigned flags);
+// Runs fn as a new initial task on this thread (a host-fallback target region): a team of one at
+// level 0, the initial ICVs, a new contention group (thread_limit > 0 narrows its limit).
+void run_initial_task(void (*fn)(void*), void* data, int thread_limit);
+inline constexpr int unlimited_threads = 1 << 30;  // thread-limit-var when no limit is set
 
 // --- worksharing (worksharing.cpp) ------------------------------------------------------------
 struct loop_spec {

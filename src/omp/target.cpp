@@ -21,8 +21,10 @@ void wait_depends(void** depend) {
   if (depend) GOMP_taskwait_depend(depend);
 }
 
-// Runs fn on this thread as the initial task of a fresh device data environment (level 0).
-void run_on_host(void (*fn)(void*), std::size_t mapnum, void** hostaddrs, std::size_t* sizes, unsigned short* kinds) {
+// Runs fn on this thread as the initial task of a fresh device data environment: a new initial
+// task (team of one, level 0, the initial ICVs) in a new contention group.
+void run_on_host(void (*fn)(void*), std::size_t mapnum, void** hostaddrs, std::size_t* sizes, unsigned short* kinds,
+                 int thread_limit) {
   std::vector<void*> addrs(hostaddrs, hostaddrs + mapnum);
   std::vector<void*> copies;
   for (std::size_t i = 0; i < mapnum; ++i) {
@@ -39,16 +41,7 @@ void run_on_host(void (*fn)(void*), std::size_t mapnum, void** hostaddrs, std::s
       addrs[i] = hostaddrs[i];  // the value itself travels in the pointer
     }
   }
-  member* saved = me;
-  member& m = current();
-  // A target region starts at level 0 on the device; its nested parallel regions see that.
-  int level = m.level, active = m.active_level;
-  m.level = 0;
-  m.active_level = 0;
-  fn(addrs.data());
-  m.level = level;
-  m.active_level = active;
-  me = saved ? saved : me;
+  run_initial_task(fn, addrs.data(), thread_limit);
   for (void* c : copies) std::free(c);
 }
 
@@ -56,6 +49,7 @@ void run_on_host(void (*fn)(void*), std::size_t mapnum, void** hostaddrs, std::s
 
 extern "C" {
 
+// Host teams run one after the other on this thread; each team is a contention group of its own.
 GOMP_API void GOMP_teams_reg(void (*fn)(void*), void* data, unsigned num_teams, unsigned thread_limit, unsigned) {
   member& m = current();
   const settings& s = config();
@@ -66,11 +60,15 @@ GOMP_API void GOMP_teams_reg(void (*fn)(void*), void* data, unsigned num_teams, 
   else if (s.teams_thread_limit)
     m.icv.thread_limit = s.teams_thread_limit;
   int saved_num = m.team_num, saved_teams = m.num_teams;
+  contention_group* saved_cg = m.cg;
   m.num_teams = static_cast<int>(num_teams);
   for (unsigned i = 0; i < num_teams; ++i) {
+    contention_group cg;
+    m.cg = &cg;
     m.team_num = static_cast<int>(i);
     fn(data);
   }
+  m.cg = saved_cg;
   m.team_num = saved_num;
   m.num_teams = saved_teams;
   m.icv.thread_limit = saved_limit;
@@ -103,21 +101,22 @@ GOMP_API void GOMP_teams(unsigned num_teams, unsigned thread_limit) {
 GOMP_API void GOMP_target_ext(int, void (*fn)(void*), std::size_t mapnum, void** hostaddrs, std::size_t* sizes,
                               unsigned short* kinds, unsigned, void** depend, void** args) {
   wait_depends(depend);
-  member& m = current();
-  int saved_limit = m.icv.thread_limit;
-  // args: a null-terminated list of (id | value << 16) words; id 2<<8... carries THREAD_LIMIT.
+  // args: a null-terminated list of words: bits 0-6 the device (0: all), bit 7 "the value is the
+  // next word", bits 8-15 the id (2: THREAD_LIMIT), bits 16+ the value otherwise.
+  int thread_limit = 0;
   for (void** a = args; a && *a; ++a) {
     auto word = reinterpret_cast<std::uintptr_t>(*a);
-    if ((word & 0xff) == 2 && (word >> 16)) m.icv.thread_limit = static_cast<int>(word >> 16);
-    if (word & (1u << 7)) ++a;  // the value is in the next word
+    std::uintptr_t value = word >> 16;
+    if (word & (1u << 7)) value = reinterpret_cast<std::uintptr_t>(*++a);
+    if ((word & 0x7f) == 0 && ((word >> 8) & 0xff) == 2 && value)
+      thread_limit = value > unlimited_threads ? unlimited_threads : static_cast<int>(value);
   }
-  run_on_host(fn, mapnum, hostaddrs, sizes, kinds);
-  m.icv.thread_limit = saved_limit;
+  run_on_host(fn, mapnum, hostaddrs, sizes, kinds, thread_limit);
 }
 
 GOMP_API void GOMP_target(int, void (*fn)(void*), const void*, std::size_t mapnum, void** hostaddrs, std::size_t* sizes,
                           unsigned char*) {
-  run_on_host(fn, mapnum, hostaddrs, sizes, nullptr);
+  run_on_host(fn, mapnum, hostaddrs, sizes, nullptr, 0);
 }
 
 GOMP_API void GOMP_target_data_ext(int, std::size_t, void**, std::size_t*, unsigned short*) {}

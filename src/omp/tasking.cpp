@@ -16,8 +16,6 @@ namespace weft::omp {
 
 namespace {
 
-enum door_bit : std::uint8_t { door_final = 1 };
-
 // --- detach events -------------------------------------------------------------------------------
 // omp_event_handle_t is an engine event's address with its 16-bit generation in the top bits, so a
 // stale or doubled omp_fulfill_event is caught instead of completing an unrelated task.
@@ -107,11 +105,15 @@ void add_depends(worker& w, task* t, void** depend) {
     nin = n - nout;
     base = 2;
   } else {
+    // An iterator whose range is empty gives a total of 0 and leaves the per-kind counts unset.
     n = word(1);
+    if (n == 0) return;
     nout = word(2);
     nmutex = word(3);
     nin = word(4);
     base = 5;
+    if (nout > n || nmutex > n - nout || nin > n - nout - nmutex)
+      fatal("depend clause: the per-kind counts of gcc's depend array exceed its total");
   }
   std::uintptr_t i = 0;
   for (; i < nout; ++i) access(w, t, depend[base + i], WEFT_DEP_INOUT);
@@ -154,7 +156,7 @@ core::taskgroup* innermost_group(worker& w) {
 __attribute__((noinline)) void run_included(worker& w, const task_request& r, bool final) {
   task frame;
   core::begin_frame(&frame, w.current, innermost_group(w));
-  if (final) frame.door_bits = door_final;
+  frame.door_bits = final ? door_final | door_own_icvs : door_own_icvs;
   void* args = r.data;
   std::size_t align = r.arg_align > 16 ? static_cast<std::size_t>(r.arg_align) : 16;
   // The creator's block may be used in place (libgomp does) unless the copy must be built.
@@ -172,6 +174,7 @@ __attribute__((noinline)) void run_included(worker& w, const task_request& r, bo
   w.current = &frame;
   ++w.nesting;
   r.fn(args);
+  if (me) end_explicit_icvs(*me, &frame);
   worker& now = *core::worker_after_switch();  // an untied creator's context may have moved
   core::end_frame(now, &frame);
   worker& after = *core::worker_after_switch();
@@ -182,12 +185,16 @@ __attribute__((noinline)) void run_included(worker& w, const task_request& r, bo
 void spawn(worker& w, const task_request& r) {
   const settings& s = config();
   task* creator = w.current;
-  bool undeferred = !r.if_clause || (creator->door_bits & door_final);
-  // Outside any parallel region a task also runs at once, as libgomp runs it there (a program
-  // that reads a task's result without taskwait there behaves the same on both).
-  bool sequential_part = me && me->crew->level == 0;
-  if ((undeferred || sequential_part) && !(r.flags & (GOMP_TASK_FLAG_DEPEND | GOMP_TASK_FLAG_DETACH)) &&
-      !s.cancellation && w.nesting < core::max_nesting) {
+  // Outside any parallel region a task runs at once, as libgomp runs it there (a program that
+  // reads a task's result without taskwait there behaves the same on both). A dependent one waits
+  // for its predecessors first, which in the sequential part have all run already unless a
+  // detached task is unfulfilled. A detached task itself stays deferred: its creator fulfils it.
+  // Past max_nesting such tasks are deferred, so that a deep recursion does not overflow the stack.
+  bool sequential_part =
+      current().crew->level == 0 && !(r.flags & GOMP_TASK_FLAG_DETACH) && w.nesting < core::max_nesting;
+  bool undeferred = !r.if_clause || (creator->door_bits & door_final) || sequential_part;
+  if (undeferred && !(r.flags & (GOMP_TASK_FLAG_DEPEND | GOMP_TASK_FLAG_DETACH)) && !s.cancellation &&
+      w.nesting < core::max_nesting) {
     run_included(w, r, (r.flags & GOMP_TASK_FLAG_FINAL) || (creator->door_bits & door_final));
     return;
   }
@@ -238,6 +245,7 @@ void spawn(worker& w, const task_request& r) {
     std::memcpy(dst, r.data, static_cast<std::size_t>(r.arg_size));
   if (r.has_bounds) std::memcpy(dst, r.bounds, sizeof r.bounds);
   if ((r.flags & GOMP_TASK_FLAG_FINAL) || (creator->door_bits & door_final)) t->door_bits |= door_final;
+  if (undeferred) t->door_bits |= door_own_icvs;
   if ((r.flags & GOMP_TASK_FLAG_PRIORITY) && r.priority > 0) {
     int p = r.priority < s.max_task_priority ? r.priority : s.max_task_priority;
     int lanes = core::instance->cfg.max_priority;
@@ -245,6 +253,7 @@ void spawn(worker& w, const task_request& r) {
   }
   if (r.flags & GOMP_TASK_FLAG_DEPEND) add_depends(w, t, r.depend);
   core::submit_task(w, t);
+  if (undeferred && me) end_explicit_icvs(*me, t);  // t has run: only its address is compared
   if (ev && undeferred) {
     // An undeferred detached task's creator goes on only once the event is fulfilled.
     fiber::wait_event(*core::current_worker, ev);

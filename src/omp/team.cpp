@@ -20,6 +20,7 @@ namespace {
 struct home {
   team* solo = nullptr;
   team* hot = nullptr;
+  contention_group cg;  // the one its sequential context starts
 };
 home homes[core::max_workers];
 std::mutex start_lock;
@@ -35,7 +36,7 @@ void reset_group(core::taskgroup& g, task* owner, void* reductions) {
 
 // The implicit task a member's constructs act on: its own, or the worker's root when sequential.
 task* implicit_of(worker& w, member& m) {
-  return m.crew->size == 1 && m.level == 0 ? &w.root : &m.implicit;
+  return m.crew->sequential ? &w.root : &m.implicit;
 }
 
 void disband(team* t) {
@@ -77,7 +78,7 @@ void enter(worker& w, team* t, int k) {
   core::init_implicit(&m.implicit, &m.group);
   reset_group(m.group, &m.implicit, t->reductions);
   m.crew = t;
-  m.outer = t->parent;
+  m.cg = t->parent->cg;
   m.thread_num = k;
   m.level = t->level;
   m.active_level = t->active_level;
@@ -144,12 +145,25 @@ void member_main(core::gang_job* job, worker& w) {
   t->gone.fetch_add(1, std::memory_order_release);
 }
 
-int team_size_for(member& enc, unsigned requested) {
+// The team size of a region enc starts, with the threads it takes from enc's contention group
+// (its limit counts every thread the group has in parallel regions, at every level).
+int team_size_for(member& enc, unsigned requested, int& reserved) {
   long n = requested ? requested : enc.icv.nthreads;
   if (enc.active_level >= enc.icv.max_active_levels) n = 1;
   if (n > enc.icv.thread_limit) n = enc.icv.thread_limit;
   if (n > core::max_workers) n = core::max_workers;
-  return n < 1 ? 1 : static_cast<int>(n);
+  if (n < 1) n = 1;
+  reserved = 0;
+  if (n > 1 && enc.icv.thread_limit < unlimited_threads) {
+    int busy = enc.cg->busy.load(std::memory_order_relaxed);
+    do {
+      long room = enc.icv.thread_limit - busy + 1;  // the encountering thread is busy already
+      if (n > room) n = room < 1 ? 1 : room;
+      if (n == 1) break;
+    } while (!enc.cg->busy.compare_exchange_weak(busy, busy + static_cast<int>(n) - 1, std::memory_order_relaxed));
+    reserved = static_cast<int>(n) - 1;
+  }
+  return static_cast<int>(n);
 }
 
 }  // namespace
@@ -202,10 +216,12 @@ member& first_member() {
     t->crew.assign(&w.id, 1);
     t->level = 0;
     t->active_level = 0;
+    t->sequential = true;
     t->child_icv = config().initial;
     member& m = *t->members[0];
     reset_group(m.group, &w.root, nullptr);
     m.crew = t;
+    m.cg = &h.cg;
     m.icv = config().initial;
     m.thread_num = 0;
     // Tasks of the sequential part count in the solo member's group, so that an orphaned
@@ -215,6 +231,17 @@ member& first_member() {
   }
   me = h.solo->members[0];
   return *me;
+}
+
+icvs& writable_icvs() {
+  worker& w = self();
+  member& m = current();
+  task* t = w.current;
+  if (t != m.icv_writer && (t->door_bits & door_own_icvs)) {
+    m.icv_saves.push_back({m.icv_writer, m.icv});
+    m.icv_writer = t;
+  }
+  return m.icv;
 }
 
 namespace {
@@ -282,10 +309,13 @@ void realign(team* t) {
 
 team* fork(worker& w, void (*fn)(void*), void* data, unsigned requested, unsigned, bool combined) {
   member& enc = current();
-  int n = team_size_for(enc, requested);
+  int reserved;
+  int n = team_size_for(enc, requested, reserved);
   team* t;
   home& h = homes[w.id];
-  bool hot = enc.level == 0;
+  // Only the worker's own sequential context keeps a hot team: a target region's initial task
+  // is at level 0 too, but may run inside a region of that very team.
+  bool hot = enc.crew == h.solo;
   if (hot && h.hot && h.hot->size == n) {
     t = h.hot;
   } else {
@@ -300,6 +330,7 @@ team* fork(worker& w, void (*fn)(void*), void* data, unsigned requested, unsigne
     if (hot) h.hot = t;
   }
   t->parent = &enc;
+  t->reserved = reserved;
   t->level = enc.level + 1;
   t->active_level = enc.active_level + (n > 1);
   t->child_icv = child_icvs(enc.icv);
@@ -338,7 +369,30 @@ void launch(team* t) {
 
 void join(worker& w, team* t) {
   end_region(w, *t->members[0]);
+  if (t->reserved) t->parent->cg->busy.fetch_sub(t->reserved, std::memory_order_relaxed);
   if (t != homes[w.id].hot) disband(t);
+}
+
+void run_initial_task(void (*fn)(void*), void* data, int thread_limit) {
+  worker& w = self();
+  member& enc = current();
+  team* t = new team(1);
+  t->crew.members[0] = w.id;
+  t->crew.assign(&w.id, 1, t->queue_of.data());
+  t->bound = 1;
+  t->sequential = false;  // its tasks are the target region's, apart from the worker's root
+  t->parent = &enc;       // where enter() finds the context to restore; no ancestor (level 0)
+  t->child_icv = config().initial;
+  if (thread_limit > 0) t->child_icv.thread_limit = thread_limit;
+  contention_group cg;
+  enter(w, t, 0);
+  member& m = *t->members[0];
+  m.cg = &cg;
+  m.team_num = 0;
+  m.num_teams = 1;
+  fn(data);
+  end_region(w, m);
+  delete t;
 }
 
 void run_parallel(void (*fn)(void*), void* data, unsigned requested, unsigned flags) {

@@ -1,0 +1,75 @@
+/* ICVs belong to the task (issue 23): omp_set_num_threads, omp_set_dynamic,
+ * omp_set_max_active_levels and omp_set_schedule inside an undeferred (if(0)) or included (final)
+ * task change that task's data environment, seen by the task itself and by a parallel region it
+ * starts, and not the enclosing implicit task's. */
+#include "omp_test.h"
+
+struct icv_view {
+  int nthreads, dynamic, levels, chunk;
+  omp_sched_t kind;
+};
+
+static struct icv_view view(void) {
+  struct icv_view v;
+  v.nthreads = omp_get_max_threads();
+  v.dynamic = omp_get_dynamic();
+  v.levels = omp_get_max_active_levels();
+  omp_get_schedule(&v.kind, &v.chunk);
+  return v;
+}
+
+static int same(struct icv_view a, struct icv_view b) {
+  return a.nthreads == b.nthreads && a.dynamic == b.dynamic && a.levels == b.levels && a.kind == b.kind &&
+         a.chunk == b.chunk;
+}
+
+static void change_and_check(int* inner_ok, int* team) {
+  omp_set_num_threads(3);
+  omp_set_dynamic(0);
+  omp_set_max_active_levels(4);
+  omp_set_schedule(omp_sched_dynamic, 7);
+  struct icv_view v = view();
+  *inner_ok = v.nthreads == 3 && !v.dynamic && v.levels == 4 && v.kind == omp_sched_dynamic && v.chunk == 7;
+  #pragma omp parallel
+  #pragma omp single
+  *team = omp_get_num_threads();
+}
+
+int main(void) {
+  PHASE("if(0) task in the sequential part");
+  {
+    struct icv_view before = view();
+    int ok = 0, team = 0;
+    #pragma omp task if (0) shared(ok, team)
+    change_and_check(&ok, &team);
+    CHECK(ok, "the if(0) task did not see its own changes");
+    CHECK(team >= 1 && team <= 3, "a parallel region in the if(0) task had %d threads, nthreads-var 3", team);
+    CHECK(same(view(), before), "the if(0) task's ICV changes leaked: nthreads %d (was %d)", view().nthreads,
+          before.nthreads);
+  }
+
+  PHASE("if(0) and final tasks in a parallel region");
+  #pragma omp parallel
+  {
+    struct icv_view before = view();
+    int ok = 0, team = 0;
+    #pragma omp task if (0) shared(ok, team)
+    change_and_check(&ok, &team);
+    CHECK(ok, "the if(0) task did not see its own changes");
+    CHECK(same(view(), before), "the if(0) task's ICV changes leaked into the implicit task: nthreads %d (was %d)",
+          view().nthreads, before.nthreads);
+    int ok2 = 0, team2 = 0;
+    #pragma omp task final(1) shared(ok2, team2, before)
+    {
+      #pragma omp task shared(ok2, team2) /* included: final's descendants run at once */
+      change_and_check(&ok2, &team2);
+      CHECK(same(view(), before), "an included task's ICV changes leaked into its final parent: nthreads %d",
+            view().nthreads);
+    }
+    #pragma omp taskwait
+    CHECK(ok2, "the included task did not see its own changes");
+    CHECK(same(view(), before), "ICV changes leaked after final/included tasks: nthreads %d (was %d)",
+          view().nthreads, before.nthreads);
+  }
+  return 0;
+}
