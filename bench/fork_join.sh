@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Usage: bench/fork_join.sh [--quick | --proxy] [-h | --help]
+#
 # Recursive fork-join through the OpenMP door (bench/omp/fork_join.c: fib, n-queens, an unbalanced
 # tree; a task per call, taskwait, no cutoff): the same gcc binary on GCC libgomp, LLVM libomp and
 # weft, at each thread count, medians with min/max and the efficiency against 1 thread.
@@ -13,7 +15,7 @@
 #                                 loop's context switches are held to libgomp's instead
 #
 # Environment:
-#   BUILD_DIR    build tree (configured if new)                          [<repo>/build]
+#   BUILD_DIR    build tree (configured if new)                          [<repo>/build-rel]
 #   RESULTS_DIR  where fork-join-<date>.md / proxy-<date>.md are written  [<repo>/bench/results]
 #   REPS         runs per cell                                          [5, --quick: 1]
 #   THREADS      OMP_NUM_THREADS values                                 ["1 2", --proxy: "1 2 8"]
@@ -31,12 +33,12 @@ for arg in "$@"; do
   case "$arg" in
     --quick) mode=quick ;;
     --proxy) mode=proxy ;;
-    -h | --help) sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "fork_join.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
 
-BUILD_DIR=${BUILD_DIR:-$root/build}
+BUILD_DIR=${BUILD_DIR:-$root/build-rel}
 RESULTS_DIR=${RESULTS_DIR:-$here/results}
 case $mode in
   quick) REPS=${REPS:-1}; TIMEOUT=${TIMEOUT:-30}; THREADS=${THREADS:-1 2} ;;

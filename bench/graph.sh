@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Usage: bench/graph.sh [--quick] [-h | --help]
+#
 # Persistent task graphs (weft_graph_*): replayed graphs against ordinary weft tasks and the peers,
 # 1 and 2 workers. See bench/README.md, "Persistent task graphs".
 #
@@ -22,7 +24,7 @@
 # is status `failed`.
 #
 # Environment:
-#   BUILD_DIR    build tree (configured with -DWEFT_BUILD_BENCH=ON if new)   [<repo>/build]
+#   BUILD_DIR    build tree (configured with -DWEFT_BUILD_BENCH=ON if new)   [<repo>/build-rel]
 #   RESULTS_DIR  where graph-<date>.csv and graph-<date>.md are written     [<repo>/bench/results]
 #   REPS         processes per row in the timed pass                        [5, --quick: 1]
 #   TIMEOUT      seconds one process may take, then `timeout`; a row that    [30, --quick: 5]
@@ -44,12 +46,12 @@ quick=0
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
-    -h | --help) sed -n '2,38p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "graph.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
 
-BUILD_DIR=${BUILD_DIR:-$root/build}
+BUILD_DIR=${BUILD_DIR:-$root/build-rel}
 RESULTS_DIR=${RESULTS_DIR:-$here/results}
 if ((quick)); then REPS=${REPS:-1}; TIMEOUT=${TIMEOUT:-5}; else REPS=${REPS:-5}; TIMEOUT=${TIMEOUT:-30}; fi
 THREADS=${THREADS:-1 2}
@@ -116,10 +118,15 @@ out=$(mktemp)
 err=$(mktemp)
 trap 'rm -f "$build_log" "$out" "$err"' EXIT
 if ! grep -q '^WEFT_BUILD_BENCH:BOOL=ON' "$BUILD_DIR/CMakeCache.txt" 2>/dev/null; then
-  generator=()
-  if [ ! -f "$BUILD_DIR/CMakeCache.txt" ] && command -v ninja >/dev/null; then generator=(-G Ninja); fi
+  new_tree=()
+  # A new tree is configured Release, as the results are measured (Ninja when there is one);
+  # an existing one keeps its build type.
+  if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
+    new_tree=(-DCMAKE_BUILD_TYPE=Release)
+    if command -v ninja >/dev/null; then new_tree+=(-G Ninja); fi
+  fi
   log "graph.sh: configuring $BUILD_DIR"
-  cmake -S "$root" -B "$BUILD_DIR" "${generator[@]}" -DWEFT_BUILD_BENCH=ON >"$build_log" 2>&1 ||
+  cmake -S "$root" -B "$BUILD_DIR" "${new_tree[@]}" -DWEFT_BUILD_BENCH=ON >"$build_log" 2>&1 ||
     { cat "$build_log" >&2; die "cmake configure failed"; }
 fi
 notes=()

@@ -1,5 +1,15 @@
+# Usage: . bench/lib.sh   (sourced by the bench scripts; nothing to run on its own)
+#
 # Shared by the bench scripts (sourced, not run): configure and build targets, find the peer
 # runtimes, describe the machine. The caller sets BUILD_DIR and defines nothing else first.
+
+# Run rather than sourced: print the above (-h, --help) or refuse, and do nothing else.
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+  case ${1:-} in
+    -h | --help) awk '!/^#/ { exit } 1' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "lib.sh: sourced by the bench scripts, not run (try --help)" >&2; exit 2 ;;
+  esac
+fi
 
 die() { echo "$(basename "$0"): $*" >&2; exit 2; }
 has_word() { [[ " $1 " == *" $2 "* ]]; }
@@ -8,17 +18,22 @@ csv_field() { local s=${1//\"/\"\"}; printf '"%s"' "$s"; }
 
 bench_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-# Configures BUILD_DIR (Ninja when new) and builds each named target; binary[target] is its path,
+# Configures BUILD_DIR (Release and Ninja when new) and builds each named target; binary[target] is its path,
 # unset when it could not be built (a note says so, the caller skips its rows).
 declare -A binary
 notes=()
 bench_build() {
   command -v cmake >/dev/null || die "cmake not found"
-  local build_log generator=()
+  local build_log new_tree=()
   build_log=$(mktemp)
-  if [ ! -f "$BUILD_DIR/CMakeCache.txt" ] && command -v ninja >/dev/null; then generator=(-G Ninja); fi
+  # A new tree is configured Release, as the results are measured (Ninja when there is one);
+  # an existing one keeps its build type.
+  if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
+    new_tree=(-DCMAKE_BUILD_TYPE=Release)
+    if command -v ninja >/dev/null; then new_tree+=(-G Ninja); fi
+  fi
   log "configuring $BUILD_DIR"
-  if ! cmake -S "$bench_root" -B "$BUILD_DIR" "${generator[@]}" -DWEFT_BUILD_BENCH=ON >"$build_log" 2>&1; then
+  if ! cmake -S "$bench_root" -B "$BUILD_DIR" "${new_tree[@]}" -DWEFT_BUILD_BENCH=ON >"$build_log" 2>&1; then
     cat "$build_log" >&2
     rm -f "$build_log"
     die "cmake configure failed"

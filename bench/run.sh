@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
+# Usage: bench/run.sh [--quick] [-h | --help]
+#
 # Runs every micro-benchmark pattern on every runtime, 1 and 2 workers, side by side.
 #
 #   bench/run.sh            full sizes, REPS runs of each (default 5)
 #   bench/run.sh --quick    tiny sizes, 1 run of each: proves the harness works (CI)
 #
 # Environment:
-#   BUILD_DIR    build tree to configure/build the micro_* targets in   [<repo>/build]
+#   BUILD_DIR    build tree to configure/build the micro_* targets in   [<repo>/build-rel]
 #   RESULTS_DIR  where micro-<date>.csv and micro-<date>.md are written [<repo>/bench/results]
 #   REPS         runs per row                                          [5, --quick: 1]
 #   TIMEOUT      seconds one run may take before it is reported timeout [60, --quick: 20]
@@ -27,12 +29,12 @@ quick=0
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
-    -h | --help) sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
 
-BUILD_DIR=${BUILD_DIR:-$root/build}
+BUILD_DIR=${BUILD_DIR:-$root/build-rel}
 RESULTS_DIR=${RESULTS_DIR:-$here/results}
 if ((quick)); then REPS=${REPS:-1}; TIMEOUT=${TIMEOUT:-20}; else REPS=${REPS:-5}; TIMEOUT=${TIMEOUT:-60}; fi
 THREADS=${THREADS:-1 2}

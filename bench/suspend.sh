@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Usage: bench/suspend.sh [--quick] [-h | --help]
+#
 # Task suspension micro-benchmarks (issue 4): native weft (micro_suspend) and the same patterns as
 # OpenMP tasks (suspend_omp) on GCC libgomp, LLVM libomp and weft's OpenMP door, 1 and 2 threads.
 #
@@ -6,7 +8,7 @@
 #   bench/suspend.sh --quick    small sizes, 1 process each (< 1 minute): proves the harness works (CI)
 #
 # Environment:
-#   BUILD_DIR    build tree (configured with -DWEFT_BUILD_BENCH=ON if new)       [<repo>/build]
+#   BUILD_DIR    build tree (configured with -DWEFT_BUILD_BENCH=ON if new)       [<repo>/build-rel]
 #   RESULTS_DIR  where suspend-<date>.csv and suspend-<date>.md are written     [<repo>/bench/results]
 #   REPS         processes per case x runtime x threads                         [5, --quick: 1]
 #   TIMEOUT      seconds one process may take, then reported timeout            [60, --quick: 20]
@@ -31,12 +33,12 @@ quick=0
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
-    -h | --help) sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "suspend.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
 
-BUILD_DIR=${BUILD_DIR:-$root/build}
+BUILD_DIR=${BUILD_DIR:-$root/build-rel}
 RESULTS_DIR=${RESULTS_DIR:-$here/results}
 if ((quick)); then REPS=${REPS:-1}; TIMEOUT=${TIMEOUT:-20}; else REPS=${REPS:-5}; TIMEOUT=${TIMEOUT:-60}; fi
 THREADS=${THREADS:-1 2}
@@ -99,10 +101,15 @@ out=$(mktemp)
 err=$(mktemp)
 trap 'rm -f "$build_log" "$out" "$err"' EXIT
 if ! grep -q '^WEFT_BUILD_BENCH:BOOL=ON' "$BUILD_DIR/CMakeCache.txt" 2>/dev/null; then
-  generator=()
-  if [ ! -f "$BUILD_DIR/CMakeCache.txt" ] && command -v ninja >/dev/null; then generator=(-G Ninja); fi
+  new_tree=()
+  # A new tree is configured Release, as the results are measured (Ninja when there is one);
+  # an existing one keeps its build type.
+  if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
+    new_tree=(-DCMAKE_BUILD_TYPE=Release)
+    if command -v ninja >/dev/null; then new_tree+=(-G Ninja); fi
+  fi
   log "suspend.sh: configuring $BUILD_DIR"
-  cmake -S "$root" -B "$BUILD_DIR" "${generator[@]}" -DWEFT_BUILD_BENCH=ON >"$build_log" 2>&1 ||
+  cmake -S "$root" -B "$BUILD_DIR" "${new_tree[@]}" -DWEFT_BUILD_BENCH=ON >"$build_log" 2>&1 ||
     { cat "$build_log" >&2; die "cmake configure failed"; }
 fi
 notes=()

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Usage: bench/trace.sh [--quick] [-h | --help]
+#
 # What tracing costs (WEFT_TRACE): the same runs with and without a trace, interleaved.
 #
 #   bench/trace.sh            REPS pairs of processes per row (default 5)
@@ -12,7 +14,7 @@
 #   stencil               empty tasks, ns per task: the worst case (every event, no work to hide it)
 # Each traced run writes its file (checked to be non-empty) to a temporary directory.
 #
-# Environment: BUILD_DIR [<repo>/build], RESULTS_DIR [<repo>/bench/results], REPS [5; --quick 1],
+# Environment: BUILD_DIR [<repo>/build-rel], RESULTS_DIR [<repo>/bench/results], REPS [5; --quick 1],
 # THREADS ["1 2"], STAMP [now]. Exit status: 0; 1 when a run failed or wrote no trace.
 set -uo pipefail
 
@@ -22,11 +24,11 @@ quick=0
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
-    -h | --help) sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "trace.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
-BUILD_DIR=${BUILD_DIR:-$root/build}
+BUILD_DIR=${BUILD_DIR:-$root/build-rel}
 RESULTS_DIR=${RESULTS_DIR:-$here/results}
 REPS=${REPS:-$((quick ? 1 : 5))}
 THREADS=${THREADS:-1 2}

@@ -1,7 +1,16 @@
 #!/usr/bin/env bash
+# Usage: scripts/setup.sh [-h | --help]
+#
 # Installs every system package weft needs on a fresh Debian 12 machine. Idempotent: packages already
-# present are skipped by apt, and apt is only touched when something is missing.
+# present are skipped by apt, and apt is only touched when something is missing. Then installs
+# tools/weft-trace into .venv at the repository root.
 set -euo pipefail
+
+case ${1:-} in
+  "") ;;
+  -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "setup.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+esac
 
 packages=(
   # toolchain and build

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Usage: bench/apps/run.sh [--quick | --demo] [-h | --help]
+#
 # Runs the application benchmarks (bench/apps) on every runtime, sweeping the grain (tile size or
 # tasks per loop), 1 and 2 threads, side by side; then the distributed ones (MPI) over ranks x threads
 # per rank; writes a CSV, a Markdown report and plots.
@@ -10,7 +12,7 @@
 #                               2 ranks x 1 thread; REPS=1
 #
 # Environment:
-#   BUILD_DIR    build tree (configured and built if needed)                 [<repo>/build]
+#   BUILD_DIR    build tree (configured and built if needed)                 [<repo>/build-rel]
 #   RESULTS_DIR  where apps-<date>.csv / .md / -<app>.png are written       [<repo>/bench/results]
 #   REPS         processes per row                                           [5; --quick, --demo: 1]
 #   TIMEOUT      seconds one process may take, then reported timeout         [600; --quick: 120]
@@ -52,7 +54,7 @@ for arg in "$@"; do
   esac
 done
 
-BUILD_DIR=${BUILD_DIR:-$root/build}
+BUILD_DIR=${BUILD_DIR:-$root/build-rel}
 # shellcheck source=../lib.sh
 . "$bench/lib.sh"
 RESULTS_DIR=${RESULTS_DIR:-$bench/results}

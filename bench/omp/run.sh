@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Usage: bench/omp/run.sh [--quick] [-h | --help]
+#
 # EPCC-style OpenMP construct overheads (bench/omp/epcc.c) on GCC libgomp, LLVM libomp and weft's
 # OpenMP door, 1 and 2 threads, one process per construct per run, side by side.
 #
@@ -6,7 +8,7 @@
 #   bench/omp/run.sh --quick    1 process each, short blocks: proves the harness works (CI)
 #
 # Environment:
-#   BUILD_DIR    build tree holding epcc_omp and libweft.so (configured if new) [<repo>/build]
+#   BUILD_DIR    build tree holding epcc_omp and libweft.so (configured if new) [<repo>/build-rel]
 #   RESULTS_DIR  where epcc-<date>.csv and epcc-<date>.md are written     [<repo>/bench/results]
 #   REPS         processes per construct x runtime x threads             [5, --quick: 1]
 #   TIMEOUT      seconds one process may take, then reported timeout     [30, --quick: 10]
@@ -33,12 +35,12 @@ quick=0
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
-    -h | --help) sed -n '2,28p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "omp/run.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
 
-BUILD_DIR=${BUILD_DIR:-$root/build}
+BUILD_DIR=${BUILD_DIR:-$root/build-rel}
 RESULTS_DIR=${RESULTS_DIR:-$bench/results}
 if ((quick)); then REPS=${REPS:-1}; TIMEOUT=${TIMEOUT:-10}; else REPS=${REPS:-5}; TIMEOUT=${TIMEOUT:-30}; fi
 THREADS=${THREADS:-1 2}
@@ -63,10 +65,15 @@ out=$(mktemp)
 err=$(mktemp)
 trap 'rm -f "$build_log" "$out" "$err"' EXIT
 if ! grep -q '^WEFT_BUILD_BENCH:BOOL=ON' "$BUILD_DIR/CMakeCache.txt" 2>/dev/null; then
-  generator=()
-  if [ ! -f "$BUILD_DIR/CMakeCache.txt" ] && command -v ninja >/dev/null; then generator=(-G Ninja); fi
+  new_tree=()
+  # A new tree is configured Release, as the results are measured (Ninja when there is one);
+  # an existing one keeps its build type.
+  if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
+    new_tree=(-DCMAKE_BUILD_TYPE=Release)
+    if command -v ninja >/dev/null; then new_tree+=(-G Ninja); fi
+  fi
   log "omp/run.sh: configuring $BUILD_DIR"
-  cmake -S "$root" -B "$BUILD_DIR" "${generator[@]}" -DWEFT_BUILD_BENCH=ON >"$build_log" 2>&1 ||
+  cmake -S "$root" -B "$BUILD_DIR" "${new_tree[@]}" -DWEFT_BUILD_BENCH=ON >"$build_log" 2>&1 ||
     { cat "$build_log" >&2; die "cmake configure failed"; }
 fi
 cmake --build "$BUILD_DIR" --target epcc_omp >"$build_log" 2>&1 ||

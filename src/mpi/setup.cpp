@@ -2,6 +2,7 @@
 // (tasks post requests from any worker while another worker polls), register the request poller,
 // read WEFT_MPI_PRIORITY; MPI_Finalize undoes it. Also the public weft_mpi_* calls and the trace
 // kinds.
+#include <dlfcn.h>
 #include <weft/mpi.h>
 
 #include <atomic>
@@ -57,6 +58,33 @@ void read_policy() {
     }
   }
   std::fprintf(stderr, "weft-mpi: WEFT_MPI_PRIORITY=%s is not a policy: expected fifo, ma1, ma2, sa or fa\n", v);
+  std::exit(2);
+}
+
+// Preloading libweft-mpi alone loads libweft after the program's own OpenMP runtime (libgomp), so
+// that runtime runs the tasks: they are not weft's, their blocking MPI calls hold the core, and
+// the run hangs silently. Called with MPI initialised (to print on rank 0 only): when the
+// program's GOMP_task is not libweft's, says what to preload and ends the process.
+void require_weft_openmp(const char* call) {
+  void* gomp_task = dlsym(RTLD_DEFAULT, "GOMP_task");
+  Dl_info omp{}, weft{}, self{};
+  if (!gomp_task || !dladdr(gomp_task, &omp) || !dladdr(reinterpret_cast<void*>(&weft_task_self), &weft) ||
+      omp.dli_fbase == weft.dli_fbase) {
+    return;  // no OpenMP in the process, or weft's OpenMP door is the one the program calls
+  }
+  dladdr(reinterpret_cast<void*>(&require_weft_openmp), &self);
+  int rank = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) {
+    std::fprintf(stderr,
+                 "weft-mpi: %s: the program's OpenMP tasks run on %s, not on weft (%s), so blocking MPI calls "
+                 "inside them are not task-aware and can hang.\n"
+                 "  Preload both libraries: LD_PRELOAD=\"%s %s\"\n"
+                 "  or start each rank with weft's launcher: mpiexec ... weft-run --mpi -- <program> (docs/mpi.md)\n",
+                 call, omp.dli_fname, weft.dli_fname, self.dli_fname ? self.dli_fname : "libweft-mpi.so",
+                 weft.dli_fname);
+  }
+  PMPI_Finalize();
   std::exit(2);
 }
 
@@ -179,14 +207,20 @@ extern "C" {
 WEFT_API int MPI_Init(int* argc, char*** argv) {
   int provided = 0;
   int rc = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
-  if (rc == MPI_SUCCESS) start(MPI_THREAD_SINGLE);
+  if (rc == MPI_SUCCESS) {
+    require_weft_openmp("MPI_Init");
+    start(MPI_THREAD_SINGLE);
+  }
   return rc;
 }
 
 WEFT_API int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
   // Asking for more than required is allowed: MPI reports what it gave, and so does weft.
   int rc = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, provided);
-  if (rc == MPI_SUCCESS) start(required);
+  if (rc == MPI_SUCCESS) {
+    require_weft_openmp("MPI_Init_thread");
+    start(required);
+  }
   return rc;
 }
 

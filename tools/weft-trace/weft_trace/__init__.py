@@ -1,3 +1,4 @@
 """weft-trace: analysis of the binary trace files written by weft (WEFT_TRACE=<path>)."""
 
-__version__ = "1.0.0"
+# weft's version: CMakeLists.txt project(VERSION) is the source, its configure checks this copy.
+__version__ = "0.1.0"
