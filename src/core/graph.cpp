@@ -15,6 +15,7 @@
 #include "core/engine.hpp"
 #include "fiber/poller.hpp"
 #include "sched/priority_propagation.hpp"
+#include "trace/names.hpp"
 
 namespace weft::core {
 
@@ -516,11 +517,8 @@ void start_recording(worker& producer, graph& g) {
   }
 }
 
-const char* describe_fn(weft_task_fn fn) {
-  static thread_local char text[32];
-  std::snprintf(text, sizeof text, "%p", reinterpret_cast<void*>(fn));
-  return text;
-}
+// The recorded function's symbol (trace/names.hpp), or its address.
+std::string describe_fn(weft_task_fn fn) { return trace::symbolizer().name_of(reinterpret_cast<const void*>(fn)); }
 
 // The iteration being created differs from the recording at recorded task v. Never replays past
 // it: everything opened so far finishes first, then the rest runs as ordinary tasks (recorded again
@@ -531,7 +529,7 @@ int changed(worker& w, graph& g, std::uint32_t v, const char* what) {
     std::fprintf(stderr,
                  "weft: persistent graph: iteration %ld differs from its recording at task %u (recorded "
                  "function %s): %s; %s\n",
-                 g.iteration, v, fn ? describe_fn(fn) : "none", what,
+                 g.iteration, v, fn ? describe_fn(fn).c_str() : "none", what,
                  g.rerecord ? "recording it again from the next iteration"
                             : "replaying stops (WEFT_GRAPH_ON_CHANGE=error)");
   // The opened instances not run yet go to the scheduler before the drain waits for them (its wait

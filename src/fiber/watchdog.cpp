@@ -1,18 +1,18 @@
 #include "fiber/watchdog.hpp"
 
-#include <dlfcn.h>
-
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "core/engine.hpp"
 #include "fiber/event.hpp"
 #include "fiber/poller.hpp"
+#include "trace/names.hpp"
 
 namespace weft::core {
 
@@ -32,37 +32,54 @@ std::uint64_t progress_mark() {
   return sum;
 }
 
-const char* symbol(const void* fn) {
-  Dl_info info{};
-  return dladdr(fn, &info) && info.dli_sname ? info.dli_sname : "?";
-}
-
-struct report_lines {
-  std::string text;
-  int parked = 0;
+// A context set aside, as the report names it.
+struct parked_context {
+  const task* t;
+  const void* fn;  // its body, or null for an implicit task
+  int owner;
+  fiber::wait_kind why;
+  const void* on;
 };
 
-void describe_context(fiber::context* c, void* arg) {
-  auto& r = *static_cast<report_lines*>(arg);
+void collect(fiber::context* c, void* arg) {
   fiber::wait_kind k = c->waiting_for.load(std::memory_order_relaxed);
   if (k == fiber::wait_kind::none) return;
-  task* t = c->waiting_task.load(std::memory_order_relaxed);
-  char line[512];
-  const void* fn = c->waiting_fn.load(std::memory_order_relaxed);
-  std::snprintf(line, sizeof line, "  %s %p (%s) on worker %d waits for %s (%p)\n", fn ? "task" : "implicit task",
-                static_cast<void*>(t), fn ? symbol(fn) : "main program or a thread",
-                c->owner.load(std::memory_order_relaxed), fiber::describe(k),
-                c->waiting_on.load(std::memory_order_relaxed));
-  r.text += line;
-  ++r.parked;
+  static_cast<std::vector<parked_context>*>(arg)->push_back(
+      parked_context{c->waiting_task.load(std::memory_order_relaxed), c->waiting_fn.load(std::memory_order_relaxed),
+                     c->owner.load(std::memory_order_relaxed), k, c->waiting_on.load(std::memory_order_relaxed)});
+}
+
+// A task is named by its label (kept in the trace only), else its function's symbol, else the
+// function's address.
+std::string describe_parked(const std::vector<parked_context>& parked) {
+  trace::symbolizer names;
+  std::vector<std::uint64_t> ids;
+  for (const parked_context& p : parked)
+    if (p.fn) ids.push_back(reinterpret_cast<std::uintptr_t>(p.t));
+  const std::unordered_map<std::uint64_t, std::string> labels = trace::labels_of(ids, names);
+  std::string text;
+  for (const parked_context& p : parked) {
+    std::string name = "main program or a thread";
+    if (p.fn) {
+      auto label = labels.find(reinterpret_cast<std::uintptr_t>(p.t));
+      name = label != labels.end() ? label->second : names.name_of(p.fn);
+    }
+    char task[32], on[32];
+    std::snprintf(task, sizeof task, "%p", static_cast<const void*>(p.t));
+    std::snprintf(on, sizeof on, "%p", p.on);
+    text += std::string("  ") + (p.fn ? "task " : "implicit task ") + task + " (" + name + ") on worker " +
+            std::to_string(p.owner) + " waits for " + fiber::describe(p.why) + " (" + on + ")\n";
+  }
+  return text;
 }
 
 void report(const char* headline) {
   runtime& rt = *instance;
-  report_lines r;
-  fiber::for_each_fiber(describe_context, &r);
+  std::vector<parked_context> parked;
+  fiber::for_each_fiber(collect, &parked);
   int n = rt.worker_count.load(std::memory_order_acquire);
-  for (int i = 0; i < n; ++i) describe_context(&rt.workers[i]->thread_context, &r);
+  for (int i = 0; i < n; ++i) collect(&rt.workers[i]->thread_context, &parked);
+  const std::string lines = describe_parked(parked);
   // Not static: the watchdog thread and weft_finalize may report at the same time.
   std::vector<char> events(8192), pollers(4096);
   int unfulfilled = fiber::describe_events(events.data(), events.size());
@@ -70,8 +87,8 @@ void report(const char* headline) {
   std::fprintf(stderr,
                "weft: %s\n  %lld task(s) pending; %d suspended, %d unfulfilled event(s); the others wait for "
                "predecessors or children among them\n%s%s%s",
-               headline, static_cast<long long>(live_tasks()), r.parked, unfulfilled, r.text.c_str(), events.data(),
-               pollers.data());
+               headline, static_cast<long long>(live_tasks()), static_cast<int>(parked.size()), unfulfilled,
+               lines.c_str(), events.data(), pollers.data());
 }
 
 struct watchdog_state {

@@ -20,17 +20,14 @@
 #include <string>
 #include <vector>
 
+#include "trace/names.hpp"
 #include "trace/session.hpp"
 
 namespace weft::trace {
 
 namespace {
 
-struct symbol {
-  std::uint64_t start;
-  std::uint64_t size;
-  std::string name;
-};
+using symbol = symbolizer::symbol;
 
 // The function symbols of one ELF file, sorted by address (relative to the load base for PIE
 // objects and shared libraries, absolute for fixed-address executables: the same as st_value).
@@ -59,7 +56,8 @@ std::vector<symbol> read_symbols(const std::string& path) {
         std::memcpy(&sym, file.data() + s.sh_offset + off, sizeof sym);
         if (ELF64_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_value == 0 || sym.st_name >= strings.sh_size) continue;
         const char* name = file.data() + strings.sh_offset + sym.st_name;
-        out.push_back(symbol{sym.st_value, sym.st_size, std::string(name, strnlen(name, strings.sh_size - sym.st_name))});
+        out.push_back(
+            symbol{sym.st_value, sym.st_size, std::string(name, strnlen(name, strings.sh_size - sym.st_name))});
       }
     }
     if (!out.empty()) break;  // .symtab has everything .dynsym has
@@ -113,43 +111,45 @@ std::string demangled(const std::string& name) {
   return out;
 }
 
-class symbolizer {
- public:
-  std::string name_of(const void* fn) {
-    loaded_object o = object_of(fn);
-    if (o.found) {
-      auto it = tables_.find(o.path);
-      if (it == tables_.end()) it = tables_.emplace(o.path, read_symbols(o.path)).first;
-      const std::vector<symbol>& table = it->second;
-      std::uint64_t off = reinterpret_cast<std::uintptr_t>(fn) - o.base;
-      for (std::uint64_t key : {off, static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(fn))}) {
-        auto pos = std::upper_bound(table.begin(), table.end(), key,
-                                    [](std::uint64_t k, const symbol& s) { return k < s.start; });
-        if (pos == table.begin()) continue;
-        --pos;
-        if (key < pos->start + std::max<std::uint64_t>(pos->size, 1)) return demangled(pos->name);
-      }
-    }
-    Dl_info info;
-    if (dladdr(fn, &info) && info.dli_sname) return demangled(info.dli_sname);
-    char hex[32];
-    std::snprintf(hex, sizeof hex, "%p", fn);
-    return hex;
-  }
-
- private:
-  std::map<std::string, std::vector<symbol>> tables_;
-};
-
 template <class T>
 void put(std::vector<char>& out, const T& v) {
   const char* p = reinterpret_cast<const char*>(&v);
   out.insert(out.end(), p, p + sizeof v);
 }
 
-bool write_all(std::FILE* f, const void* data, std::size_t n) { return n == 0 || std::fwrite(data, 1, n, f) == n; }
+bool write_all(std::FILE* f, const void* data, std::size_t n) {
+  return n == 0 || std::fwrite(data, 1, n, f) == n;
+}
 
 }  // namespace
+
+std::string symbolizer::symbol_of(const void* fn) {
+  loaded_object o = object_of(fn);
+  if (o.found) {
+    auto it = tables_.find(o.path);
+    if (it == tables_.end()) it = tables_.emplace(o.path, read_symbols(o.path)).first;
+    const std::vector<symbol>& table = it->second;
+    std::uint64_t off = reinterpret_cast<std::uintptr_t>(fn) - o.base;
+    for (std::uint64_t key : {off, static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(fn))}) {
+      auto pos = std::upper_bound(table.begin(), table.end(), key,
+                                  [](std::uint64_t k, const symbol& s) { return k < s.start; });
+      if (pos == table.begin()) continue;
+      --pos;
+      if (key < pos->start + std::max<std::uint64_t>(pos->size, 1)) return demangled(pos->name);
+    }
+  }
+  Dl_info info;
+  if (dladdr(fn, &info) && info.dli_sname) return demangled(info.dli_sname);
+  return std::string();
+}
+
+std::string symbolizer::name_of(const void* fn) {
+  std::string name = symbol_of(fn);
+  if (!name.empty()) return name;
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "%p", fn);
+  return hex;
+}
 
 std::atomic<int> process_rank{-1};
 std::atomic<int> process_ranks{0};
@@ -175,7 +175,7 @@ std::string rank_path(const std::string& path) {
   return out;
 }
 
-bool write_file(const std::string& requested, const std::vector<const buffer*>& workers, std::uint64_t end_ns) {
+bool write_file_locked(const std::string& requested, const std::vector<const buffer*>& workers, std::uint64_t end_ns) {
   std::string path = rank_path(requested);
   buffer shared = foreign_events();
   std::vector<kind> kinds = snapshot_kinds();
@@ -186,16 +186,16 @@ bool write_file(const std::string& requested, const std::vector<const buffer*>& 
 
   std::vector<char> head;
   head.insert(head.end(), {'W', 'E', 'F', 'T', 'T', 'R', 'C', '\x01'});
-  put(head, std::uint32_t{1});                                   // version
-  put(head, std::uint32_t{sizeof(event)});                       // event_size
-  put(head, static_cast<std::uint32_t>(workers.size()));         // workers
-  put(head, static_cast<std::uint32_t>(workers.size() + 1));     // buffers
+  put(head, std::uint32_t{1});                                // version
+  put(head, std::uint32_t{sizeof(event)});                    // event_size
+  put(head, static_cast<std::uint32_t>(workers.size()));      // workers
+  put(head, static_cast<std::uint32_t>(workers.size() + 1));  // buffers
   put(head, origin_ns);
   put(head, end_ns);
   put(head, dropped);
   put(head, static_cast<std::uint32_t>(kinds.size()));
   put(head, static_cast<std::uint32_t>(getpid()));
-  put(head, static_cast<std::int32_t>(process_rank.load(std::memory_order_relaxed)));   // rank, -1: none
+  put(head, static_cast<std::int32_t>(process_rank.load(std::memory_order_relaxed)));    // rank, -1: none
   put(head, static_cast<std::uint32_t>(process_ranks.load(std::memory_order_relaxed)));  // ranks, 0: none
   for (const kind& k : kinds) {
     std::string name = k.fn ? names.name_of(k.fn) : k.name;
@@ -225,15 +225,17 @@ bool write_file(const std::string& requested, const std::vector<const buffer*>& 
   write_buffer(0xFFFFFFFFu, shared);
   ok = (std::fclose(f) == 0) && ok;
   if (!ok) {
-    std::fprintf(stderr, "weft: WEFT_TRACE=%s: writing the trace file failed: %s\n", path.c_str(), std::strerror(errno));
+    std::fprintf(stderr, "weft: WEFT_TRACE=%s: writing the trace file failed: %s\n", path.c_str(),
+                 std::strerror(errno));
     return false;
   }
   if (dropped) {
-    std::fprintf(stderr,
-                 "weft: WARNING: the trace %s lost %llu event(s) because a buffer was full; raise WEFT_TRACE_BUFFER "
-                 "(bytes per worker, now %llu)\n",
-                 path.c_str(), static_cast<unsigned long long>(dropped),
-                 static_cast<unsigned long long>(workers.empty() ? 0 : (workers[0]->end - workers[0]->begin) * sizeof(event)));
+    std::fprintf(
+        stderr,
+        "weft: WARNING: the trace %s lost %llu event(s) because a buffer was full; raise WEFT_TRACE_BUFFER "
+        "(bytes per worker, now %llu)\n",
+        path.c_str(), static_cast<unsigned long long>(dropped),
+        static_cast<unsigned long long>(workers.empty() ? 0 : (workers[0]->end - workers[0]->begin) * sizeof(event)));
   }
   return true;
 }

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # tools/weft-trace on real traces: a native program (tests/support/trace_program.cpp: labels,
-# dependences, suspension, communication intervals, a persistent graph) and an unmodified
-# gcc -fopenmp program preloaded with weft. Every subcommand runs and every output is checked:
-# JSON parses, DOT and GraphML parse, the PNG has the size asked for, the SVG is XML, and the
-# summary's per-worker work + idle + overhead equals the traced wall time.
-#   cli_on_real_traces.sh <trace_program> <libweft.so> <omp program> <repo root>
+# dependences, suspension, communication intervals, a persistent graph), an unmodified
+# gcc -fopenmp program preloaded with weft, and a run ended by SIGTERM while a task ran
+# (tests/trace/helper.cpp). Every subcommand runs and every output is checked: JSON parses, DOT and
+# GraphML parse, the PNG has the size asked for, the SVG is XML and draws serial time and task
+# creation, and the summary's per-worker work + overhead + idle + serial equals the traced wall time.
+#   cli_on_real_traces.sh <trace_program> <libweft.so> <omp program> <repo root> <trace helper>
 set -euo pipefail
-program=$1 libweft=$2 omp_program=$3 root=$4
+program=$1 libweft=$2 omp_program=$3 root=$4 helper=$5
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export PYTHONPATH=$root/tools/weft-trace${PYTHONPATH:+:$PYTHONPATH}
@@ -16,8 +17,14 @@ cli() { "$python" -m weft_trace "$@"; }
 
 WEFT_NUM_THREADS=2 WEFT_TRACE=$tmp/native.trace "$program"
 env -u OMP_NUM_THREADS OMP_NUM_THREADS=2 LD_PRELOAD=$libweft WEFT_TRACE=$tmp/omp.trace "$omp_program" > /dev/null
+status=0
+WEFT_NUM_THREADS=2 WEFT_TRACE=$tmp/killed.trace "$helper" sigterm-in-task > /dev/null 2>&1 || status=$?
+if [ "$status" -ne 143 ]; then
+  echo "cli_on_real_traces: the helper should end by SIGTERM (status 143), not $status" >&2
+  exit 1
+fi
 
-for t in native omp; do
+for t in native omp killed; do
   cli summary "$tmp/$t.trace" > "$tmp/$t.summary.txt"
   cli summary --json "$tmp/$t.trace" > "$tmp/$t.summary.json"
   cli perfetto "$tmp/$t.trace" -o "$tmp/$t.json"
@@ -39,14 +46,16 @@ tmp = sys.argv[1]
 def check(cond, what):
     if not cond:
         sys.exit(f"cli_on_real_traces: {what}")
-for t in ("native", "omp"):
+for t in ("native", "omp", "killed"):
     s = json.load(open(f"{tmp}/{t}.summary.json"))
     text = json.dumps(s)
     check(s.get("tasks", 0) > 0, f"{t}: no tasks in the summary: {text[:400]}")
     check(len(s["breakdown"]["per_worker"]) == s["workers"] == 2, f"{t}: expected 2 workers")
     for w in s["breakdown"]["per_worker"]:
-        total = w["work_ns"] + w["idle_ns"] + w["overhead_ns"]
-        check(total == s["wall_ns"], f"{t}: worker {w['worker']}: work+idle+overhead {total} != wall {s['wall_ns']}")
+        total = w["work_ns"] + w["overhead_ns"] + w["idle_ns"] + w["serial_ns"]
+        check(total == s["wall_ns"], f"{t}: worker {w['worker']}: work+overhead+idle+serial {total} != wall {s['wall_ns']}")
+        # weft_init ran before the first task was created: serial time, not idle.
+        check(w["serial_ns"] > 0, f"{t}: worker {w['worker']}: no serial time")
     check(s["edges"]["recorded"] > 0, f"{t}: no edges")
     check(s["dropped"]["total"] == 0, f"{t}: events dropped")
     json.load(open(f"{tmp}/{t}.json"))
@@ -55,6 +64,8 @@ for t in ("native", "omp"):
     ET.parse(f"{tmp}/{t}.graphml")
     svg = ET.parse(f"{tmp}/{t}.svg").getroot()
     check(svg.get("width", "").startswith("900") and svg.get("height", "").startswith("300"), f"{t}: SVG size")
+    fills = {e.get("fill") for e in svg.iter("{http://www.w3.org/2000/svg}rect")}
+    check({"#efdfb0", "#262626"} <= fills, f"{t}: the SVG draws no serial time or no task creation")
     png = f"{tmp}/{t}.png"
     if os.path.exists(png):
         head = open(png, "rb").read(24)
@@ -69,6 +80,8 @@ native = json.load(open(f"{tmp}/native.summary.json"))
 text = json.dumps(native)
 for label in ("post", "compute", "child", "parent", "sweep"):
     check(label in text, f"native: kind {label} missing from the summary")
+killed = json.load(open(f"{tmp}/killed.summary.json"))
+check("signalling" in json.dumps(killed["kinds"]), "killed: the task running at the signal is not in the trace")
 ov = json.load(open(f"{tmp}/native.overlap.json"))
 check("MPI_Isend" in json.dumps(ov) and "MPI_Irecv" in json.dumps(ov), "overlap: request kinds missing")
 print("cli_on_real_traces: all outputs checked")

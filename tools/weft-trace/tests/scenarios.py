@@ -7,7 +7,8 @@ def chain():
     """One worker, A -> B -> C (10, 20, 30 ns of body).
 
     Ready: A [2,10], B [20,20], C [40,45] = 13 ns, all outside bodies -> overhead 13.
-    Work 60, idle 100 - 60 - 13 = 27. Discovery 2 + 2 + 2 = 6. Critical path 60."""
+    Tasks in flight [0,75] (A created at 0, C ends at 75): serial 25. Work 60, idle 100 - 60 - 13 -
+    25 = 2 (A being created, [0,2]). Discovery 2 + 2 + 2 = 6. Critical path 60."""
     t = TraceBuilder(workers=1, end_ns=100)
     step = t.kind("step")
     A, B, C = 0x1000, 0x2000, 0x3000
@@ -31,7 +32,7 @@ def chain():
     t.end(0, 75, C)
     t.idle(0, 75, 100)
     return t, {"tasks": 3, "edges": 2, "collapsed": 2, "critical_path": 60,
-               "breakdown": [(60, 13, 27)], "discovery": {0: 6}}
+               "breakdown": [(60, 13, 2, 25)], "discovery": {0: 6}}
 
 
 def fork_join():
@@ -41,7 +42,8 @@ def fork_join():
     Durations: P 11 + 9 = 20, C1 20, C4 30, C2 40, C3 20, J 16.
     Work: w0 [2,63] + [91,100] = 70; w1 [14,90] = 76.
     Ready: P [1,2], C1 [4,13], C2 [6,14], C3 [8,54], C4 [10,33], J [74,74] -> [1,2] U [4,54] = 51.
-    Overhead: w0 51 - 50 = 1, w1 51 - 40 = 11. Idle: w0 200-70-1 = 129, w1 200-76-11 = 113.
+    Overhead: w0 51 - 50 = 1, w1 51 - 40 = 11. In flight [0,100] (P): serial 100.
+    Idle: w0 200-70-1-100 = 29, w1 200-76-11-100 = 13.
     Critical path: C2 + J = 56. Discovery w0: 1 + 5 * 1 = 6."""
     t = TraceBuilder(workers=2, end_ns=200)
     root, leaf, join = t.kind("root"), t.kind("leaf"), t.kind("join")
@@ -78,7 +80,7 @@ def fork_join():
     t.end(1, 90, J)
     t.idle(1, 90)
     return t, {"tasks": 6, "edges": 4, "collapsed": 4, "critical_path": 56,
-               "breakdown": [(70, 1, 129), (76, 11, 113)], "discovery": {0: 6},
+               "breakdown": [(70, 1, 29, 100), (76, 11, 13, 100)], "discovery": {0: 6},
                "durations": {1: 20, 2: 20, 3: 40, 4: 20, 5: 30, 6: 16},
                "segments": 7, "idle_intervals": 4}
 
@@ -88,7 +90,8 @@ def diamond_redirect():
     not count as a ready task. Collapsed: A->B, A->C, B->D, C->D.
 
     Ready: A [1,10], B [20,20], C [20,40], D [45,45] = 29; inside bodies [20,40] -> overhead 9.
-    Work A 10 + B 20 + C 5 + D 7 = 42, idle 100 - 42 - 9 = 49. Critical path A + B + D = 37.
+    Work A 10 + B 20 + C 5 + D 7 = 42. In flight [0,52] (R, never ending, is not a task): serial
+    48, idle 100 - 42 - 9 - 48 = 1. Critical path A + B + D = 37.
     Ids: A 1, B 2, C 3, D 4, R 5."""
     t = TraceBuilder(workers=1, end_ns=100)
     k = t.kind("node")
@@ -121,7 +124,36 @@ def diamond_redirect():
     t.start(0, 45, D)
     t.end(0, 52, D)
     return t, {"tasks": 4, "redirects": 1, "edges": 5, "collapsed": 4, "critical_path": 37,
-               "breakdown": [(42, 9, 49)]}
+               "breakdown": [(42, 9, 1, 48)]}
+
+
+def serial_phases():
+    """The program's serial code around two phases of tasks. w0 (the main program) runs serial code
+    [0,30], creates A [30,32], waits for it [32,53] while w1 runs it [33,53], runs serial code again
+    [53,80], creates B [80,81] and runs it itself [81,90], then serial code to the end. w1 waits for
+    work [0,33] and [53,100].
+
+    In flight: A [30,53], B [80,90]; serial [0,30] + [53,80] + [90,100] = 67 on both workers.
+    Ready: A [32,33], B [81,81] -> overhead 1 each. Work w0 9, w1 20.
+    Idle: w0 100-9-1-67 = 23 ([30,32], [33,53], [80,81]); w1 100-20-1-67 = 12 ([30,32], [80,90])."""
+    t = TraceBuilder(workers=2, end_ns=100)
+    k = t.kind("phase")
+    A, B = 0x10, 0x20
+    t.create(0, 30, A, 0, k)
+    t.submit(0, 32, A)
+    t.ready(0, 32, A)
+    t.idle(0, 32, 53)
+    t.idle(1, 0, 33)
+    t.start(1, 33, A)
+    t.end(1, 53, A)
+    t.idle(1, 53)
+    t.create(0, 80, B, 0, k)
+    t.submit(0, 81, B)
+    t.ready(0, 81, B)
+    t.start(0, 81, B)
+    t.end(0, 90, B)
+    return t, {"tasks": 2, "breakdown": [(9, 1, 23, 67), (20, 1, 12, 67)], "serial": [(0, 30), (53, 80), (90, 100)],
+               "creating": [(30, 32), (80, 81)]}
 
 
 def recycled():
@@ -163,7 +195,7 @@ def recycled():
 
 def suspended_elsewhere():
     """T starts on w0, suspends (event) at 12, resumes on w1 at 30, ends at 40: 20 ns of body.
-    Work 10 on each worker; ready [1,2] -> overhead 1 each; idle 89 each."""
+    Work 10 on each worker; ready [1,2] -> overhead 1 each; in flight [0,40]: serial 60; idle 29 each."""
     t = TraceBuilder(workers=2, end_ns=100)
     k = t.kind("waiter")
     T = 0x77
@@ -177,7 +209,7 @@ def suspended_elsewhere():
     t.resume(1, 30, T)
     t.end(1, 40, T)
     t.idle(1, 40)
-    return t, {"tasks": 1, "breakdown": [(10, 1, 89), (10, 1, 89)], "durations": {1: 20}}
+    return t, {"tasks": 1, "breakdown": [(10, 1, 29, 60), (10, 1, 29, 60)], "durations": {1: 20}}
 
 
 def nested_suspend():
@@ -187,7 +219,7 @@ def nested_suspend():
     Durations: P (5-2) + (45-35) = 13, C (15-5) + (35-30) = 15, U 10.
     Work: w0 [2,15] + [16,26] = 23, w1 [30,45] = 15.
     Ready: P [1,2], C [4,5], U [7,16] = 11; in w0's bodies 1 + 8 = 9 -> overhead w0 2, w1 11.
-    Idle: w0 100-23-2 = 75, w1 100-15-11 = 74."""
+    In flight [0,45] (P): serial 55. Idle: w0 100-23-2-55 = 20, w1 100-15-11-55 = 19."""
     t = TraceBuilder(workers=2, end_ns=100)
     kp, kc, ku = t.kind("parent"), t.kind("child"), t.kind("other")
     P, C, U = 0x100, 0x200, 0x300
@@ -211,7 +243,7 @@ def nested_suspend():
     t.end(1, 35, C)
     t.end(1, 45, P)
     t.idle(1, 45)
-    return t, {"tasks": 3, "durations": {1: 13, 2: 15, 3: 10}, "breakdown": [(23, 2, 75), (15, 11, 74)]}
+    return t, {"tasks": 3, "durations": {1: 13, 2: 15, 3: 10}, "breakdown": [(23, 2, 20, 55), (15, 11, 19, 55)]}
 
 
 def persistent(round0_instances=True):
@@ -339,6 +371,7 @@ def mpi_run(machines=1):
 
 
 ALL = {"chain": chain, "fork_join": fork_join, "diamond_redirect": diamond_redirect, "recycled": recycled,
+       "serial_phases": serial_phases,
        "suspended_elsewhere": suspended_elsewhere, "nested_suspend": nested_suspend,
        "persistent": persistent, "persistent_no_round0": lambda: persistent(False),
        "communication": communication, "dropped": dropped}

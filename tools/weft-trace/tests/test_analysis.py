@@ -5,7 +5,8 @@ import time
 import unittest
 
 from weft_trace import analysis
-from weft_trace.analysis import breakdown, critical_path, discovery, overlap, summary, task_graph
+from weft_trace.analysis import (BREAKDOWN_KEYS, breakdown, critical_path, discovery, overlap, serial_intervals,
+                                  summary, task_graph)
 from weft_trace.reader import parse_trace
 
 from . import scenarios
@@ -21,7 +22,7 @@ class BreakdownTest(TraceTestCase):
                 continue
             with self.subTest(name):
                 rows = breakdown(trace)["per_worker"]
-                got = [(r["work_ns"], r["overhead_ns"], r["idle_ns"]) for r in rows]
+                got = [tuple(r[key] for key in BREAKDOWN_KEYS) for r in rows]
                 self.assertEqual(got, expected["breakdown"])
 
     def test_parts_sum_to_wall_time_on_every_worker(self):
@@ -29,14 +30,37 @@ class BreakdownTest(TraceTestCase):
             trace, _ = self.scenario(name)
             with self.subTest(name):
                 for r in breakdown(trace)["per_worker"]:
-                    parts = (r["work_ns"], r["overhead_ns"], r["idle_ns"])
+                    parts = tuple(r[key] for key in BREAKDOWN_KEYS)
                     self.assertTrue(all(isinstance(p, int) and p >= 0 for p in parts), parts)
                     self.assertEqual(sum(parts), trace.end_ns)
 
     def test_average(self):
         trace, _ = self.scenario("fork_join")
         avg = breakdown(trace)["average"]
-        self.assertEqual((avg["work_ns"], avg["overhead_ns"], avg["idle_ns"]), (73.0, 6.0, 121.0))
+        self.assertEqual(tuple(avg[key] for key in BREAKDOWN_KEYS), (73.0, 6.0, 21.0, 100.0))
+
+    def test_serial_code_is_not_idle(self):
+        # Before the first task, between the phases and after the last one, no task is in flight:
+        # serial time on every worker, even where a worker recorded that it waited for work.
+        trace, expected = self.scenario("serial_phases")
+        self.assertEqual(serial_intervals(trace), expected["serial"])
+        s = summary(trace)
+        self.assertEqual(s["breakdown"]["average"]["serial_ns"], 67.0)
+        text = analysis.format_summary(s)
+        self.assertIn("outside tasks / serial", text)
+        self.assertRegex(text, r"worker 0 .* 23 ns  23\.0% +67 ns  67\.0%")
+
+    def test_unfinished_tasks_are_in_flight_to_the_end(self):
+        # A trace cut short (a killed run): the submitted task that never ended is in flight to the
+        # end, a task never submitted (discarded) only at its creation.
+        t = TraceBuilder(workers=1, end_ns=100)
+        k = t.kind("k")
+        t.create(0, 10, 0x1, 0, k)
+        t.create(0, 20, 0x2, 0, k)
+        t.submit(0, 21, 0x2)
+        t.ready(0, 21, 0x2)
+        t.start(0, 30, 0x2)
+        self.assertEqual(serial_intervals(parse_builder(t)), [(0, 20)])
 
     def test_discovery(self):
         for name in ("chain", "fork_join"):
@@ -197,7 +221,7 @@ def random_trace(seed, workers=3, tasks=40, nest=True):
 
 
 def brute_force_breakdown(trace):
-    """Nanosecond by nanosecond: who runs, is a task ready."""
+    """Nanosecond by nanosecond: who runs, is a task ready, is a task in flight."""
     wall = trace.end_ns
     busy = [[False] * wall for _ in range(trace.workers)]
     for w in range(trace.workers):
@@ -210,11 +234,17 @@ def brute_force_breakdown(trace):
             end = task.start_time if task.start_time is not None else wall
             for x in range(task.ready_time, min(end, wall)):
                 ready[x] = True
+    in_flight = [False] * wall
+    for task in trace.tasks:
+        end = task.end_time if task.end_time is not None else wall
+        for x in range(task.create_time, min(end, wall)):
+            in_flight[x] = True
     out = []
     for w in range(trace.workers):
         work = sum(busy[w])
         overhead = sum(1 for x in range(wall) if not busy[w][x] and ready[x])
-        out.append((work, overhead, wall - work - overhead))
+        serial = sum(1 for x in range(wall) if not in_flight[x])
+        out.append((work, overhead, wall - work - overhead - serial, serial))
     return out
 
 
@@ -225,7 +255,7 @@ class RandomTest(unittest.TestCase):
             with self.subTest(seed=seed):
                 self.assertEqual(trace.warnings, [])
                 rows = breakdown(trace)["per_worker"]
-                self.assertEqual([(r["work_ns"], r["overhead_ns"], r["idle_ns"]) for r in rows],
+                self.assertEqual([tuple(r[key] for key in BREAKDOWN_KEYS) for r in rows],
                                  brute_force_breakdown(trace))
                 # Each task's body time is counted once: the workers' work is the sum of durations.
                 self.assertEqual(sum(r["work_ns"] for r in rows), sum(t.duration for t in trace.tasks))
@@ -279,7 +309,7 @@ class RandomTest(unittest.TestCase):
         self.assertEqual(s["tasks"], 150_000)
         self.assertEqual(len({task.id for task in trace.tasks}), 150_000)
         for r in s["breakdown"]["per_worker"]:
-            self.assertEqual(r["work_ns"] + r["overhead_ns"] + r["idle_ns"], trace.end_ns)
+            self.assertEqual(sum(r[key] for key in BREAKDOWN_KEYS), trace.end_ns)
         self.assertLess(elapsed, 60, f"reading and summarising took {elapsed:.1f} s")
 
 

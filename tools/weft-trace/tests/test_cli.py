@@ -33,7 +33,8 @@ class CliTest(TraceTestCase):
         self.assertEqual(doc["tasks"], 6)
         self.assertEqual(doc["critical_path"]["length_ns"], 56)
         rows = doc["breakdown"]["per_worker"]
-        self.assertEqual([(r["work_ns"], r["overhead_ns"], r["idle_ns"]) for r in rows], expected["breakdown"])
+        self.assertEqual([(r["work_ns"], r["overhead_ns"], r["idle_ns"], r["serial_ns"]) for r in rows],
+                         expected["breakdown"])
 
     def test_summary_warns_about_dropped_events(self):
         path, _ = self.scenario_file("dropped")

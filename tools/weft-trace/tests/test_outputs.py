@@ -1,5 +1,6 @@
 """Files written by gantt, perfetto and graph: they parse, with the expected sizes and counts."""
 
+import colorsys
 import importlib.util
 import json
 import struct
@@ -9,7 +10,7 @@ import unittest.mock
 import xml.etree.ElementTree as ET
 
 from weft_trace.export import ExportError, select_graph, write_graph, write_perfetto
-from weft_trace.gantt import GanttError, build_layout, write_gantt
+from weft_trace.gantt import CREATING, SERIAL, GanttError, build_layout, kind_colours, round_colour, write_gantt
 
 from . import dotcheck
 from .util import TraceTestCase, read_text
@@ -75,6 +76,68 @@ class GanttTest(TraceTestCase):
         lay = build_layout(trace, color="iteration")
         self.assertEqual([label for label, _ in lay.legend[:3]], ["round 0", "round 1", "round 2"])
         self.assertEqual(len({c for *_, c in lay.tasks}), 3)
+
+    def test_serial_time_is_drawn(self):
+        trace, expected = self.scenario("serial_phases")
+        out = self.path("serial.svg")
+        lay = write_gantt(trace, out)
+        scale = lay.plot[2] / trace.end_ns
+        for row in (0, 1):  # on every row, over the recorded idle time of worker 1
+            spans = [(round(x0 / scale), round(x1 / scale)) for r, x0, x1 in lay.serial if r == row]
+            self.assertEqual(spans, expected["serial"])
+        self.assertIn(("outside tasks / serial", SERIAL), lay.legend)
+        self.assertIn(f'fill="{SERIAL}"', read_text(out))
+
+    def test_task_creation_is_drawn(self):
+        # Only the producer (worker 0) created tasks: a strip over each task_create..task_submit.
+        trace, expected = self.scenario("serial_phases")
+        out = self.path("creating.svg")
+        lay = write_gantt(trace, out)
+        scale = lay.plot[2] / trace.end_ns
+        self.assertEqual([(r, round(x0 / scale), round(x1 / scale)) for r, x0, x1 in lay.creating],
+                         [(0, b, e) for b, e in expected["creating"]])
+        self.assertIn(("creating tasks", CREATING), lay.legend)
+        self.assertIn(f'fill="{CREATING}"', read_text(out))
+
+    def test_kind_colours_do_not_depend_on_time_or_order(self):
+        # Two runs of one program: the same kinds, which took different times and appeared in
+        # another order. Each kind keeps its colour, and the kinds shown have distinct colours.
+        from .tracegen import TraceBuilder
+        from .util import parse_builder
+        names = ["potrf", "trsm", "syrk", "gemm", "main._omp_fn.3", "[lambda() #1]"]
+        legends = []
+        for run in range(2):
+            order = names if run == 0 else names[::-1]
+            t = TraceBuilder(workers=1, end_ns=10_000)
+            for n, name in enumerate(order):
+                k = t.kind(name)
+                t.simple_task(0, 0x100 + n, k, 0, 10 + 1000 * n, 10 + 1000 * n + 100 * (n + 1))
+            lay = build_layout(parse_builder(t))
+            legends.append({label: c for label, c in lay.legend if label in names})
+        self.assertEqual(legends[0], legends[1])
+        self.assertEqual(len(set(legends[0].values())), len(names))
+        self.assertEqual(kind_colours(names), legends[0])
+
+    def test_iteration_colours_do_not_repeat(self):
+        # 40 rounds of one replayed task each: 40 colours, and a legend that says how many rounds.
+        from .tracegen import REPLAY, TraceBuilder
+        from .util import parse_builder
+        t = TraceBuilder(workers=1, end_ns=4000)
+        k = t.kind("step")
+        for r in range(40):
+            t.simple_task(0, 0x100, k, 100 * r, 100 * r + 10, 100 * r + 90, flags=REPLAY if r else 0)
+            t.graph_instance(0, 100 * r, 0x100, r, 0, graph=1)
+        lay = build_layout(parse_builder(t), color="iteration")
+        self.assertEqual(len({c for *_, c in lay.tasks}), 40)
+        labels = [label for label, _ in lay.legend]
+        self.assertEqual(labels[:10], [f"round {r}" for r in range(10)])
+        self.assertEqual(labels[10:12], ["... 29 more rounds ...", "round 39"])
+        colours = [round_colour(r) for r in range(500)]
+        self.assertEqual(len(set(colours)), 500)
+        for r in range(499):  # successive rounds are far apart on the colour wheel
+            h0 = colorsys.rgb_to_hls(*(int(colours[r][i:i + 2], 16) / 255 for i in (1, 3, 5)))[0]
+            h1 = colorsys.rgb_to_hls(*(int(colours[r + 1][i:i + 2], 16) / 255 for i in (1, 3, 5)))[0]
+            self.assertGreater(min(abs(h0 - h1), 1 - abs(h0 - h1)), 0.3)
 
     def test_many_small_tasks_are_pooled(self):
         from .test_analysis import random_trace

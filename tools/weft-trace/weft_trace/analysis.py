@@ -76,20 +76,60 @@ def ready_intervals(trace):
     return union(spans, 0, trace.end_ns)
 
 
+def serial_intervals(trace):
+    """When no task is in flight, on any worker: the program's serial code before, between and
+    after its parallel work (and the runtime's start and end). A task is in flight from its
+    task_create to its last task_end, or to the end of the trace when it was submitted and never
+    ended; a task never submitted (discarded) only at its creation. Redirect nodes live inside
+    their tasks' lives and are left out. Ready and running time counts as in flight whatever the
+    events say, so that serial time never overlaps work or overhead."""
+    key = "serial"
+    if key not in trace.cache:
+        spans = []
+        for task in trace.tasks:
+            if task.is_redirect:
+                continue
+            if task.end_time is not None:
+                spans.append((task.create_time, task.end_time))
+            elif task.submit_time is not None:
+                spans.append((task.create_time, trace.end_ns))
+        spans.extend(ready_intervals(trace))
+        for w in range(trace.workers):
+            spans.extend(busy_intervals(trace, w))
+        serial, last = [], 0
+        for b, e in union(spans, 0, trace.end_ns):
+            if b > last:
+                serial.append((last, b))
+            last = e
+        if trace.end_ns > last:
+            serial.append((last, trace.end_ns))
+        trace.cache[key] = serial
+    return trace.cache[key]
+
+
+BREAKDOWN_KEYS = ("work_ns", "overhead_ns", "idle_ns", "serial_ns")
+
+
 def breakdown(trace):
-    """Work, overhead and idle of each worker (paper, section 2.3.1); they sum to end_ns exactly."""
+    """Work, overhead, idle and serial time of each worker; they sum to end_ns exactly.
+
+    Work and overhead are the paper's (section 2.3.1). The paper's idle time is split in two: idle,
+    outside task bodies while no task is ready but some are in flight (waiting on dependences,
+    children or events), and serial, while no task is in flight at all (serial_intervals), the
+    same for every worker: the program's serial code is not the runtime failing to find work."""
     wall = trace.end_ns
     ready = ready_intervals(trace)
     ready_total = measure(ready)
+    serial = measure(serial_intervals(trace))
     rows = []
     for w in range(trace.workers):
         busy = busy_intervals(trace, w)
         work = measure(busy)
         overhead = ready_total - intersection_measure(ready, busy)
         rows.append({"worker": w, "work_ns": work, "overhead_ns": overhead,
-                     "idle_ns": wall - work - overhead})
+                     "idle_ns": wall - work - overhead - serial, "serial_ns": serial})
     n = max(trace.workers, 1)
-    average = {key: sum(r[key] for r in rows) / n for key in ("work_ns", "overhead_ns", "idle_ns")}
+    average = {key: sum(r[key] for r in rows) / n for key in BREAKDOWN_KEYS}
     return {"wall_ns": wall, "ready_ns": ready_total, "per_worker": rows, "average": average}
 
 
@@ -469,18 +509,20 @@ def format_summary(s):
     add(f"  {'total':<20} {fmt_ns(s['discovery']['total_ns']):>14}")
 
     add("")
-    add("time breakdown (work: in task bodies; overhead: outside them while a task is ready; "
-        "idle: outside them while none is)")
-    add(f"  {'':<10} {'work':>14} {'':>6} {'overhead':>14} {'':>6} {'idle':>14} {'':>6}")
+    add("time breakdown (work: in task bodies; overhead: outside them while a task is ready; idle: outside")
+    add("them while none is ready but some are in flight; outside tasks / serial: no task in flight, the")
+    add("program's serial code)")
+    add(f"  {'':<10} {'work':>14} {'':>6} {'overhead':>14} {'':>6} {'idle':>14} {'':>6} "
+        f"{'outside tasks / serial':>22}")
     b = s["breakdown"]
+
+    def cells(row):
+        return " ".join(f"{fmt_ns(row[key]):>{22 if key == 'serial_ns' else 14}} {_pct(row[key], wall)}"
+                        for key in BREAKDOWN_KEYS)
+
     for row in b["per_worker"]:
-        add(f"  worker {row['worker']:<3} {fmt_ns(row['work_ns']):>14} {_pct(row['work_ns'], wall)} "
-            f"{fmt_ns(row['overhead_ns']):>14} {_pct(row['overhead_ns'], wall)} "
-            f"{fmt_ns(row['idle_ns']):>14} {_pct(row['idle_ns'], wall)}")
-    avg = b["average"]
-    add(f"  {'average':<10} {fmt_ns(avg['work_ns']):>14} {_pct(avg['work_ns'], wall)} "
-        f"{fmt_ns(avg['overhead_ns']):>14} {_pct(avg['overhead_ns'], wall)} "
-        f"{fmt_ns(avg['idle_ns']):>14} {_pct(avg['idle_ns'], wall)}")
+        add(f"  worker {row['worker']:<3} {cells(row)}")
+    add(f"  {'average':<10} {cells(b['average'])}")
 
     add("")
     add("time per task kind (body durations):")
@@ -592,10 +634,10 @@ def format_summary_many(m):
     lines.append(f"aligned on {how}")
     lines.append(f"wall time (earliest start to latest end): {fmt_ns(m['wall_ns'])}")
     lines.append(f"  {'':<10} {'starts at':>14} {'traced':>14} {'workers':>8} {'tasks':>8} {'work':>7} "
-                 f"{'overhead':>9} {'idle':>7}")
+                 f"{'overhead':>9} {'idle':>7} {'serial':>7}")
     for s in m["traces"]:
         wall, avg = s["wall_ns"], s["breakdown"]["average"]
         lines.append(f"  {s['name']:<10} {fmt_ns(s['offset_ns']):>14} {fmt_ns(wall):>14} {s['workers']:>8} "
                      f"{s['tasks']:>8} {_pct(avg['work_ns'], wall):>7} {_pct(avg['overhead_ns'], wall):>9} "
-                     f"{_pct(avg['idle_ns'], wall):>7}")
+                     f"{_pct(avg['idle_ns'], wall):>7} {_pct(avg['serial_ns'], wall):>7}")
     return "\n".join(lines)

@@ -1,5 +1,6 @@
 """Gantt chart of a trace: one row per worker, task bodies coloured by kind or by persistent-graph
-round, recorded idle time in light grey, suspended tasks as a hatched bar.
+round, recorded idle time in light grey, time with no task in flight (serial code) in sand, the
+producer's task creation as a dark strip along the top of its row, suspended tasks as a hatched bar.
 
 A layout in pixels is computed once and drawn by two back ends: hand-written SVG (no dependency)
 and PNG through matplotlib's Agg canvas (imported only when a PNG is asked for).
@@ -7,15 +8,22 @@ and PNG through matplotlib's Agg canvas (imported only when a PNG is asked for).
 
 from __future__ import annotations
 
+import colorsys
+import zlib
 from collections import defaultdict
 from xml.sax.saxutils import escape
+
+from .analysis import serial_intervals
 
 # Twelve distinguishable colours (Tableau-like), then the colour of everything else.
 PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948",
            "#b07aa1", "#ff9da7", "#9c755f", "#17becf", "#bcbd22", "#7f3c8d"]
 OTHER = "#6b6b6b"
 IDLE = "#dcdcdc"
+SERIAL = "#efdfb0"
+CREATING = "#262626"
 SUSPENDED = "#555555"
+GOLDEN = 0.38196601125  # 1 - 1/phi of a turn: the golden angle, 137.5 degrees
 TOP_KINDS = 12
 OUTLINE_PX = 4      # task boxes at least this wide end with a thin gap...
 SEPARATOR_PX = 0.7  # ...this wide
@@ -34,13 +42,41 @@ class Layout:
         self.plot = (0, 0, 0, 0)    # x, y, w, h of the plotting area
         self.rows = []              # row labels, top to bottom
         self.idle = []              # (row, x0, x1)
+        self.serial = []            # (row, x0, x1): no task in flight
+        self.creating = []          # (row, x0, x1): task_create to task_submit on the creating worker
         self.tasks = []             # (row, x0, x1, colour)
         self.suspended = []         # (row, x0, x1)
         self.ticks = []             # (x, label)
         self.axis_label = ""
-        self.legend = []            # (label, colour); colour None for the hatched swatch
+        self.legend = []            # (label, colour); colour None for the hatched swatch, "" for none
         self.legend_x = 0
         self.groups = []            # (first row, rows, name) per trace when there are several
+
+
+def kind_colours(names):
+    """The palette colour of each kind named in the legend, from the names alone: the slot a CRC-32
+    of the name picks, or the next free one when a kind before it in name order holds that slot.
+    The same kinds get the same colours in every run, whatever time they took and whatever order
+    they appeared in (Python's own str hash changes from process to process)."""
+    assert len(names) <= len(PALETTE)
+    taken, out = set(), {}
+    for name in sorted(names):
+        slot = zlib.crc32(name.encode("utf-8")) % len(PALETTE)
+        while slot in taken:
+            slot = (slot + 1) % len(PALETTE)
+        taken.add(slot)
+        out[name] = PALETTE[slot]
+    return out
+
+
+def round_colour(r):
+    """Round r's colour. Hues a golden angle apart never repeat, and put successive rounds far
+    apart on the colour wheel; lightness cycles through three levels, so that two rounds whose hues
+    come close usually differ in lightness. Saturation and lightness stay where a box reads against
+    the white background and the greys of idle time and of "other"."""
+    hue = (0.6 + r * GOLDEN) % 1.0
+    rgb = colorsys.hls_to_rgb(hue, (0.45, 0.60, 0.35)[r % 3], 0.65)
+    return "#" + "".join(f"{round(255 * c):02x}" for c in rgb)
 
 
 def _nice_step(span, count):
@@ -156,7 +192,7 @@ def _layout(rows, end_ns, width, height, color, t_from, t_to, origin):
     lay.rows = [label for label, *_ in rows]
 
     # Colour keys: kinds by time spent in the window (top 12 named), or rounds. Kinds are keyed
-    # by name: kind ids are numbered per trace file.
+    # by name: kind ids are numbered per trace file. Colours depend on the names only (kind_colours).
     def in_window(b, e):
         return max(0, min(e, t1) - max(b, t0))
 
@@ -166,7 +202,7 @@ def _layout(rows, end_ns, width, height, color, t_from, t_to, origin):
             for b, e, tid in trace.segments[w]:
                 per_kind[trace.task_kind(trace.task(tid))] += in_window(b + off, e + off)
         ranked = sorted((k for k in per_kind if per_kind[k] > 0), key=lambda k: (-per_kind[k], k))
-        colours = {k: PALETTE[i] for i, k in enumerate(ranked[:TOP_KINDS])}
+        colours = kind_colours(ranked[:TOP_KINDS])
 
         def colour_of(trace, task):
             return colours.get(trace.task_kind(task), OTHER)
@@ -179,13 +215,16 @@ def _layout(rows, end_ns, width, height, color, t_from, t_to, origin):
                          if in_window(b + off, e + off) > 0})
 
         def colour_of(trace, task):
-            return PALETTE[task.round % len(PALETTE)]
+            return round_colour(task.round)
 
-        if len(rounds) <= TOP_KINDS:
-            lay.legend = [(f"round {r}", PALETTE[r % len(PALETTE)]) for r in rounds]
-        else:
-            lay.legend = [(f"rounds = {i} mod {len(PALETTE)}", PALETTE[i]) for i in range(len(PALETTE))]
+        shown = rounds if len(rounds) <= TOP_KINDS else rounds[:TOP_KINDS - 2]
+        lay.legend = [(f"round {r}", round_colour(r)) for r in shown]
+        if len(rounds) > TOP_KINDS:
+            lay.legend.append((f"... {len(rounds) - len(shown) - 1} more rounds ...", ""))
+            lay.legend.append((f"round {rounds[-1]}", round_colour(rounds[-1])))
     lay.legend.append(("idle (waiting for work)", IDLE))
+    lay.legend.append(("outside tasks / serial", SERIAL))
+    lay.legend.append(("creating tasks", CREATING))
     lay.legend.append(("suspended", None))
     # Long symbols (C++ closures) are cut to what the legend column holds, at ~6 px a character.
     fit = max(8, (legend_w - 24) // 6)
@@ -196,6 +235,13 @@ def _layout(rows, end_ns, width, height, color, t_from, t_to, origin):
     for row, (_, trace, w, off) in enumerate(rows):
         idle = _pixel_rects(((b + off, e + off, IDLE) for b, e in trace.idle[w]), t0, t1, scale)
         lay.idle.extend((row, x0, x1) for x0, x1, _ in idle)
+        serial = _pixel_rects(((b + off, e + off, SERIAL) for b, e in serial_intervals(trace)), t0, t1, scale)
+        lay.serial.extend((row, x0, x1) for x0, x1, _ in serial)
+        # The worker's own creations, in creation order (so by time); redirect nodes are made
+        # inside another task's submit.
+        made = ((task.create_time + off, task.submit_time + off, CREATING) for task in trace.tasks
+                if task.create_buffer == w and task.submit_time is not None and not task.is_redirect)
+        lay.creating.extend((row, x0, x1) for x0, x1, _ in _pixel_rects(made, t0, t1, scale))
         items = ((b + off, e + off, colour_of(trace, trace.task(tid))) for b, e, tid in trace.segments[w])
         lay.tasks.extend((row, x0, x1, c) for x0, x1, c in _pixel_rects(items, t0, t1, scale))
     # A suspension is drawn on the row of the worker that suspended the task.
@@ -253,7 +299,9 @@ def render_svg(lay):
 
     out.append("<g>")
     out.extend(rect(r, x0, x1, IDLE, 0.1, 0.8) for r, x0, x1 in lay.idle)
+    out.extend(rect(r, x0, x1, SERIAL, 0.1, 0.8) for r, x0, x1 in lay.serial)
     out.extend(rect(r, x0, _separated(x0, x1), c, 0.1, 0.8) for r, x0, x1, c in lay.tasks)
+    out.extend(rect(r, x0, x1, CREATING, 0.04, 0.16) for r, x0, x1 in lay.creating)
     out.extend(rect(r, x0, x1, "url(#hatch)", 0.78, 0.18) for r, x0, x1 in lay.suspended)
     out.append("</g>")
     out.append(f'<rect x="{x}" y="{y}" width="{w}" height="{h}" fill="none" stroke="#444444"/>')
@@ -263,8 +311,9 @@ def render_svg(lay):
     out.append(f'<text x="{x + w / 2:.2f}" y="{lay.height - 6}" text-anchor="middle">{escape(lay.axis_label)}</text>')
     ly = y
     for label, colour in lay.legend:
-        fill = colour if colour else "url(#hatch)"
-        out.append(f'<rect x="{lay.legend_x}" y="{ly}" width="12" height="12" fill="{fill}" stroke="#888888"/>')
+        if colour != "":
+            fill = colour if colour else "url(#hatch)"
+            out.append(f'<rect x="{lay.legend_x}" y="{ly}" width="12" height="12" fill="{fill}" stroke="#888888"/>')
         out.append(f'<text x="{lay.legend_x + 17}" y="{ly + 10}">{escape(label)}</text>')
         ly += 17
     out.append("</svg>")
@@ -305,7 +354,9 @@ def render_png(lay, path):
             ax.broken_barh(spans, (row + top_frac, height_frac), linewidth=0, **kw)
 
     bars(lay.idle, 0.1, 0.8, facecolors=IDLE)
+    bars(lay.serial, 0.1, 0.8, facecolors=SERIAL)
     bars(lay.tasks, 0.1, 0.8, separate=True)
+    bars(lay.creating, 0.04, 0.16, facecolors=CREATING)
     bars(lay.suspended, 0.78, 0.18, facecolors="white", edgecolor=SUSPENDED, hatch="////")
     for first, _, _ in lay.groups[1:]:
         ax.axhline(first, color="#444444", linewidth=1.5)  # between the row groups of two traces
@@ -316,6 +367,7 @@ def render_png(lay, path):
     ax.set_xlabel(lay.axis_label, fontsize=9)
     ax.set_title(lay.title, fontsize=9, loc="left")
     handles = [Patch(facecolor=c, edgecolor="#888888", label=label) if c else
+               Patch(facecolor="none", edgecolor="none", label=label) if c == "" else
                Patch(facecolor="white", edgecolor=SUSPENDED, hatch="////", label=label)
                for label, c in lay.legend]
     fig.legend(handles=handles, loc="upper left", bbox_to_anchor=(lay.legend_x / W, 1 - y / H),
