@@ -70,7 +70,9 @@ typedef void (*weft_task_fn)(void *args);
 /* Starts the workers (one per core of the affinity mask, or WEFT_NUM_THREADS). The calling thread
  * becomes worker 0. Idempotent: a second call returns WEFT_OK. Implicit on the first task call. */
 WEFT_API int weft_init(void);
-/* Waits for every task, stops the workers. Called from atexit too. WEFT_ERR_BUSY inside a task. */
+/* Waits for every task, stops the workers. Called from atexit too. WEFT_ERR_BUSY inside a task.
+ * WEFT_ERR_TASK_FAILED (after stopping, with a message on stderr) when a task of the main program
+ * reported an error, or threw, and nothing collected it. */
 WEFT_API int weft_finalize(void);
 WEFT_API int weft_initialized(void);
 
@@ -115,7 +117,9 @@ WEFT_API int weft_task_report_send(weft_task_t *task);
 /* Frees a task that was created but not submitted (its body never runs). */
 WEFT_API int weft_task_discard(weft_task_t *task);
 /* Hands the task to the runtime. The handle must not be used afterwards: a call on it returns
- * WEFT_ERR_ALREADY_SUBMITTED while the descriptor has not been recycled, and is undefined after. */
+ * WEFT_ERR_ALREADY_SUBMITTED while the descriptor has not been recycled, and
+ * WEFT_ERR_INVALID_ARGUMENT once it serves another task not yet submitted (a stamp in the handle,
+ * 16 bits: a recycled descriptor goes unnoticed with odds of 1 in 32,768). */
 WEFT_API int weft_task_submit(weft_task_t *task);
 
 /* Waits for the children of the current task (or of the main program). The waiting worker runs

@@ -28,10 +28,52 @@ worker* caller(int& status) {
   return current_worker;
 }
 
-bool valid_type(weft_dep_type t) { return t >= WEFT_DEP_IN && t <= WEFT_DEP_INOUTSET; }
+bool valid_type(weft_dep_type t) {
+  return t >= WEFT_DEP_IN && t <= WEFT_DEP_INOUTSET;
+}
+
+// A handle from weft_task_create is the descriptor's address with a 16-bit stamp in the top bits
+// (user addresses fit in 48). Until submit the descriptor keeps the stamp in domain_refs, which
+// only counts from submit on; a handle whose task finished and whose descriptor now serves
+// another task fails the comparison. Handles from weft_task_self carry no stamp (a running task).
+constexpr int stamp_shift = 48;
+constexpr std::uintptr_t address_mask = (std::uintptr_t{1} << stamp_shift) - 1;
+thread_local std::uint32_t next_stamp = 0;
+
+weft_task_t* stamped_handle(task* t) {
+  std::uint32_t stamp = (++next_stamp & 0xffff) | 1;  // never 0: an unstamped handle has 0
+  t->domain_refs = stamp;
+  return reinterpret_cast<weft_task_t*>(reinterpret_cast<std::uintptr_t>(t) | static_cast<std::uintptr_t>(stamp)
+                                                                                  << stamp_shift);
+}
+
+task* task_of(const weft_task_t* handle) {
+  return reinterpret_cast<task*>(reinterpret_cast<std::uintptr_t>(handle) & address_mask);
+}
+
+// The checks of the calls made before submit: WEFT_OK, or the status to return.
+int check_unsubmitted(const weft_task_t* handle) {
+  if (!handle) return WEFT_ERR_INVALID_ARGUMENT;
+  task* t = task_of(handle);
+  if (t->flags & flag_submitted) return WEFT_ERR_ALREADY_SUBMITTED;
+  auto stamp = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(handle) >> stamp_shift);
+  if (stamp && t->domain_refs != stamp) [[unlikely]]
+    return WEFT_ERR_INVALID_ARGUMENT;  // stale: the descriptor was recycled
+  return WEFT_OK;
+}
 }  // namespace
 
 extern "C" {
+
+int weft_init(void) {
+  int status = start_runtime(door_options{});
+  return status == WEFT_OK ? WEFT_OK : fail(status);
+}
+
+int weft_finalize(void) {
+  int status = stop_runtime();
+  return status == WEFT_OK ? WEFT_OK : fail(status);
+}
 
 weft_task_t* weft_task_create(weft_task_fn fn, const void* args, size_t args_size, unsigned flags) {
   if (!fn || (flags & ~static_cast<unsigned>(WEFT_TASK_UNDEFERRED | WEFT_TASK_TIED))) {
@@ -66,38 +108,41 @@ weft_task_t* weft_task_create(weft_task_fn fn, const void* args, size_t args_siz
       __builtin_memcpy(t->arguments(), args, args_size);
     }
   }
-  return reinterpret_cast<weft_task_t*>(t);
+  return stamped_handle(t);
 }
 
 void* weft_task_args(weft_task_t* handle) {
-  if (!handle) {
-    fail(WEFT_ERR_INVALID_ARGUMENT);
+  if (int status = check_unsubmitted(handle); status == WEFT_ERR_INVALID_ARGUMENT) {
+    fail(status);
     return nullptr;
   }
-  return reinterpret_cast<task*>(handle)->arguments();
+  return task_of(handle)->arguments();  // a running task may read its own block too
 }
 
 int weft_task_depend(weft_task_t* handle, weft_dep_type type, const void* addr, size_t) {
-  if (!handle || !addr || !valid_type(type)) return fail(WEFT_ERR_INVALID_ARGUMENT);
-  auto* t = reinterpret_cast<task*>(handle);
-  if (t->flags & flag_submitted) return fail(WEFT_ERR_ALREADY_SUBMITTED);
+  if (!addr || !valid_type(type)) return fail(WEFT_ERR_INVALID_ARGUMENT);
+  if (int status = check_unsubmitted(handle)) return fail(status);
+  task* t = task_of(handle);
   worker* w = current_worker;
   if (!w) return fail(WEFT_ERR_NOT_A_WORKER);
   return add_access(*w, t, addr, type);  // every path of it a tail call: no frame here
 }
 
 int weft_task_set_label(weft_task_t* handle, const char* label) {
-  if (!handle || !label) return fail(WEFT_ERR_INVALID_ARGUMENT);
-  auto* t = reinterpret_cast<task*>(handle);
-  if (t->flags & flag_submitted) return fail(WEFT_ERR_ALREADY_SUBMITTED);
+  if (!label) return fail(WEFT_ERR_INVALID_ARGUMENT);
+  if (int status = check_unsubmitted(handle)) return fail(status);
+  task* t = task_of(handle);
   if (weft::trace::on) {
     std::uint32_t kind = weft::trace::kind_of_name(label, weft::trace::category_task);
-    if (worker* w = current_worker) weft::trace::record(w->trace, weft::trace::event_type::task_label, trace_id(t), 0, kind);
+    if (worker* w = current_worker)
+      weft::trace::record(w->trace, weft::trace::event_type::task_label, trace_id(t), 0, kind);
   }
   return WEFT_OK;
 }
 
-int weft_trace_enabled(void) { return weft::trace::on ? 1 : 0; }
+int weft_trace_enabled(void) {
+  return weft::trace::on ? 1 : 0;
+}
 
 int weft_trace_set_rank(int rank, int ranks) {
   if (rank < 0 || ranks < 1 || rank >= ranks) return fail(WEFT_ERR_INVALID_ARGUMENT);
@@ -113,8 +158,10 @@ uint32_t weft_trace_kind(const char* name, weft_trace_category category) {
 
 namespace {
 void record_anywhere(weft::trace::event_type type, std::uint64_t a, std::uint64_t b, std::uint32_t c) {
-  if (worker* w = current_worker) weft::trace::record(w->trace, type, a, b, c);
-  else weft::trace::record_foreign(type, a, b, c, 0);
+  if (worker* w = current_worker)
+    weft::trace::record(w->trace, type, a, b, c);
+  else
+    weft::trace::record_foreign(type, a, b, c, 0);
 }
 }  // namespace
 
@@ -131,9 +178,9 @@ void weft_trace_mark(uint32_t kind, uint64_t value) {
 }
 
 int weft_task_set_priority(weft_task_t* handle, int priority) {
-  if (!handle || priority < 0) return fail(WEFT_ERR_INVALID_ARGUMENT);
-  auto* t = reinterpret_cast<task*>(handle);
-  if (t->flags & flag_submitted) return fail(WEFT_ERR_ALREADY_SUBMITTED);
+  if (priority < 0) return fail(WEFT_ERR_INVALID_ARGUMENT);
+  if (int status = check_unsubmitted(handle)) return fail(status);
+  task* t = task_of(handle);
   int max = instance ? instance->cfg.max_priority : 0;
   t->priority = static_cast<std::uint16_t>(priority > max ? max : priority);
   return WEFT_OK;
@@ -144,7 +191,7 @@ int weft_task_get_priority(const weft_task_t* handle) {
     fail(WEFT_ERR_INVALID_ARGUMENT);
     return -1;
   }
-  return weft::sched::priority_of(reinterpret_cast<const task*>(handle));
+  return weft::sched::priority_of(task_of(handle));
 }
 
 int weft_set_priority_propagation(int mode) {
@@ -153,32 +200,33 @@ int weft_set_priority_propagation(int mode) {
   return WEFT_OK;
 }
 
-int weft_priority_propagation(void) { return weft::sched::propagation(); }
+int weft_priority_propagation(void) {
+  return weft::sched::propagation();
+}
 
 int weft_task_report_send(weft_task_t* handle) {
   worker* w = current_worker;
-  if (!handle || !w || reinterpret_cast<task*>(handle) != w->current) return fail(WEFT_ERR_INVALID_ARGUMENT);
-  if (weft::sched::propagation() == WEFT_PRIORITY_DETECT)
-    weft::sched::propagation_report_send(*w, reinterpret_cast<task*>(handle));
+  if (!handle || !w || task_of(handle) != w->current) return fail(WEFT_ERR_INVALID_ARGUMENT);
+  if (weft::sched::propagation() == WEFT_PRIORITY_DETECT) weft::sched::propagation_report_send(*w, w->current);
   return WEFT_OK;
 }
 
 int weft_task_discard(weft_task_t* handle) {
-  if (!handle) return fail(WEFT_ERR_INVALID_ARGUMENT);
-  auto* t = reinterpret_cast<task*>(handle);
-  if (t->flags & flag_submitted) return fail(WEFT_ERR_ALREADY_SUBMITTED);
+  if (int status = check_unsubmitted(handle)) return fail(status);
+  task* t = task_of(handle);
   worker* w = current_worker;
   if (!w) return fail(WEFT_ERR_NOT_A_WORKER);
+  t->domain_refs = 0;  // the stamp's slot goes back to its use
   discard_task(*w, t);
   return WEFT_OK;
 }
 
 int weft_task_submit(weft_task_t* handle) {
-  if (!handle) return fail(WEFT_ERR_INVALID_ARGUMENT);
-  auto* t = reinterpret_cast<task*>(handle);
-  if (t->flags & flag_submitted) return fail(WEFT_ERR_ALREADY_SUBMITTED);
+  if (int status = check_unsubmitted(handle)) return fail(status);
+  task* t = task_of(handle);
   worker* w = current_worker;
   if (!w) return fail(WEFT_ERR_NOT_A_WORKER);
+  t->domain_refs = 0;  // the stamp's slot goes back to its use
   return submit_task(*w, t);
 }
 
@@ -204,7 +252,9 @@ int weft_taskgroup_end(void) {
   return status == WEFT_OK ? WEFT_OK : fail(status);
 }
 
-int weft_graph_begin(void) { return weft_graph_begin_with(nullptr); }
+int weft_graph_begin(void) {
+  return weft_graph_begin_with(nullptr);
+}
 
 int weft_graph_begin_with(const weft_graph_options_t* options) {
   int status = WEFT_OK;
@@ -308,26 +358,45 @@ int weft_event_destroy(weft_event_t* e) {
   return weft::fiber::destroy_event(*w, reinterpret_cast<weft::fiber::event*>(e));
 }
 
-int weft_last_error(void) { return last_error; }
+int weft_last_error(void) {
+  return last_error;
+}
 
 const char* weft_strerror(int status) {
   switch (status) {
-    case WEFT_OK: return "success";
-    case WEFT_ERR_INVALID_ARGUMENT: return "invalid argument (null pointer, unknown dependence type or flag, or value out of range)";
-    case WEFT_ERR_ALREADY_SUBMITTED: return "the task was already submitted (or discarded); its handle is no longer valid";
-    case WEFT_ERR_NOT_INITIALIZED: return "weft is not initialised (weft_init)";
-    case WEFT_ERR_NO_TASKGROUP: return "weft_taskgroup_end without a matching weft_taskgroup_begin in this task";
-    case WEFT_ERR_NOT_A_WORKER: return "called from a thread that is not a weft worker";
-    case WEFT_ERR_OUT_OF_MEMORY: return "out of memory";
-    case WEFT_ERR_TASK_FAILED: return "a child task reported an error (weft_take_error returns it)";
-    case WEFT_ERR_BUSY: return "not allowed here (weft_finalize inside a task or on another thread than weft_init's)";
-    case WEFT_ERR_ARGS_TOO_LARGE: return "argument block larger than WEFT_MAX_ARGS_SIZE";
-    case WEFT_ERR_EVENT_FULFILLED: return "the event was already fulfilled (as many times as its count)";
-    case WEFT_ERR_EVENT_BOUND: return "the event is already bound to a task";
-    case WEFT_ERR_STALLED: return "tasks still wait on events that nobody fulfilled (listed on stderr)";
-    case WEFT_ERR_GRAPH_CHANGED: return "an iteration of the persistent graph differs from its recording (details on stderr)";
-    case WEFT_ERR_GRAPH_STATE: return "graph call out of order (no graph open in this task, one open already, or taskiter recording over)";
-    default: return "unknown weft status";
+    case WEFT_OK:
+      return "success";
+    case WEFT_ERR_INVALID_ARGUMENT:
+      return "invalid argument (null pointer, unknown dependence type or flag, value out of range, or a stale task "
+             "handle: its task finished and the descriptor serves another)";
+    case WEFT_ERR_ALREADY_SUBMITTED:
+      return "the task was already submitted (or discarded); its handle is no longer valid";
+    case WEFT_ERR_NOT_INITIALIZED:
+      return "weft is not initialised (weft_init)";
+    case WEFT_ERR_NO_TASKGROUP:
+      return "weft_taskgroup_end without a matching weft_taskgroup_begin in this task";
+    case WEFT_ERR_NOT_A_WORKER:
+      return "called from a thread that is not a weft worker";
+    case WEFT_ERR_OUT_OF_MEMORY:
+      return "out of memory";
+    case WEFT_ERR_TASK_FAILED:
+      return "a child task reported an error (weft_take_error returns it)";
+    case WEFT_ERR_BUSY:
+      return "not allowed here (weft_finalize inside a task or on another thread than weft_init's)";
+    case WEFT_ERR_ARGS_TOO_LARGE:
+      return "argument block larger than WEFT_MAX_ARGS_SIZE";
+    case WEFT_ERR_EVENT_FULFILLED:
+      return "the event was already fulfilled (as many times as its count)";
+    case WEFT_ERR_EVENT_BOUND:
+      return "the event is already bound to a task";
+    case WEFT_ERR_STALLED:
+      return "tasks still wait on events that nobody fulfilled (listed on stderr)";
+    case WEFT_ERR_GRAPH_CHANGED:
+      return "an iteration of the persistent graph differs from its recording (details on stderr)";
+    case WEFT_ERR_GRAPH_STATE:
+      return "graph call out of order (no graph open in this task, one open already, or taskiter recording over)";
+    default:
+      return "unknown weft status";
   }
 }
 

@@ -178,35 +178,38 @@ inline bool next_is_child(const worker& w) {
 }
 // Moves the worker's local ready tasks to its queue (before it changes gangs, or for thieves).
 void spill_local(worker& w, int keep = 0);
-task* find_child_work(worker& w);  // a ready child of w.current, or null
+task* find_child_work(worker& w);                // a ready child of w.current, or null
 task* find_group_work(worker& w, taskgroup* g);  // a ready task counted in g, or null
 void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins);
 // Called by a producer before it creates a task: the bounds are looked at out of line, every
 // throttle_interval creations or when the local buffer is full.
 void throttle_check(worker& w);
 inline void throttle(worker& w) {
-  if (--w.throttle_countdown > 0 && w.local_count < instance->local_limit) [[likely]] return;
+  if (--w.throttle_countdown > 0 && w.local_count < instance->local_limit) [[likely]]
+    return;
   throttle_check(w);
 }
 
 // --- runtime, workers and gangs (sched/scheduler.cpp) -------------------------------------------
 // Starts the runtime for one of the doors (weft_init: the native door's defaults).
 struct door_options {
-  bool pooled = false;    // only the initial thread serves a gang; the others wait in the pool
-  int workers = 0;        // pool size when WEFT_NUM_THREADS is unset (0: one per core)
-  int max_priority = -1;  // when WEFT_MAX_PRIORITY is unset (-1: weft's default)
-  int bind = -1;          // when WEFT_BIND is unset: 0 none, 1 cores (-1: weft's default)
-  int wait = -1;          // when WEFT_WAIT_POLICY is unset: 0 passive, 1 active
+  bool pooled = false;         // only the initial thread serves a gang; the others wait in the pool
+  int workers = 0;             // pool size when WEFT_NUM_THREADS is unset (0: one per core)
+  int max_priority = -1;       // when WEFT_MAX_PRIORITY is unset (-1: weft's default)
+  int bind = -1;               // when WEFT_BIND is unset: 0 none, 1 cores (-1: weft's default)
+  int wait = -1;               // when WEFT_WAIT_POLICY is unset: 0 passive, 1 active
   std::size_t stack_size = 0;  // worker stacks when WEFT_STACKSIZE is unset (0: the default)
   const char* door = "native door";
 };
 int start_runtime(const door_options& options);
-// Called by weft_finalize before it waits for the tasks (a door's own teardown), when set.
+// weft_finalize: waits for every task, reports an error none collected, stops the workers.
+int stop_runtime();
+// Called by stop_runtime before it waits for the tasks (a door's own teardown), when set.
 extern void (*stop_hook)();
 worker* add_worker(bool start_thread);  // caller holds grow_lock (or is starting the runtime)
 worker* recruit();                      // a pooled worker without a job, added when none is free
 void dispatch(worker& target, gang_job* job);
-worker* adopt_thread();                 // the calling foreign thread becomes a worker with its own gang
+worker* adopt_thread();  // the calling foreign thread becomes a worker with its own gang
 // Waits, without running tasks, until ready() holds: spins, yields, then sleeps on w's word (a
 // waker sets the condition with seq_cst and calls idle_park::wake on the word).
 template <class Ready>

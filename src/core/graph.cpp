@@ -547,7 +547,7 @@ int changed(worker& w, graph& g, std::uint32_t v, const char* what) {
 // owner's gang. Small rounds need more: the width-8 stencil (16 tasks a round) on 2 workers runs
 // 1.16x (taskiter) and 1.28x (re-executed) faster 4 rounds ahead than 2. Large rounds need no
 // more, and memory-bound ones lose locality with more (Jacobi, 512 tasks a round, 8% slower at 4
-// on 2 workers). docs/perf.md, 2026-11-26.
+// on 2 workers). docs/perf-history.md, 2026-11-26.
 inline constexpr std::uint64_t auto_slack_tasks = 40;
 int auto_lookahead(std::uint32_t round_size, int gang_size) {
   for (int lookahead = 2; lookahead < max_graph_window - 2; ++lookahead)

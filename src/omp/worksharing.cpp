@@ -254,7 +254,6 @@ template <class Int>
 // mem (the generic entry points): *mem bytes in, the team-shared zeroed block out.
 bool doacross_start(unsigned ncounts, const Int* counts, int sched, Int chunk, Int* istart, Int* iend,
                     std::uintptr_t* reductions = nullptr, void** mem = nullptr) {
-  if (reductions) fatal("task reductions on a doacross loop (ordered(n) with reduction(task, ...)) are not supported");
   member& m = current();
   long c = static_cast<long>(chunk);
   int kind = resolve_schedule(sched, c);
@@ -272,9 +271,10 @@ bool doacross_start(unsigned ncounts, const Int* counts, int sched, Int chunk, I
     std::vector<std::uint64_t> cs(ncounts);
     for (unsigned i = 0; i < ncounts; ++i) cs[i] = static_cast<std::uint64_t>(counts[i]);
     setup_doacross(*ws, ncounts, cs.data());
-    if (mem)
-      ws->mem = std::calloc(1, reinterpret_cast<std::uintptr_t>(*mem) ? reinterpret_cast<std::uintptr_t>(*mem) : 1);
+    start_extras(m, *ws, reductions, mem);  // task reductions as on any loop: the others adopt them
     publish(m);
+  } else {
+    adopt_extras(m, *ws, reductions);
   }
   if (mem) *mem = ws->mem;
   m.static_round = 0;

@@ -11,9 +11,9 @@
 #include "core/dependency_domain.hpp"
 #include "core/engine.hpp"
 #include "fiber/poller.hpp"
+#include "fiber/watchdog.hpp"
 #include "sched/cpu_topology.hpp"
 #include "sched/priority_propagation.hpp"
-#include "fiber/watchdog.hpp"
 #include "trace/session.hpp"
 
 namespace weft::core {
@@ -23,7 +23,9 @@ constinit thread_local worker* current_worker = nullptr;
 
 namespace {
 
-inline void cpu_relax() { __builtin_ia32_pause(); }
+inline void cpu_relax() {
+  __builtin_ia32_pause();
+}
 
 std::uint64_t next_random(worker& w) {
   // xorshift64*: cheap, per worker, good enough to spread victims.
@@ -217,9 +219,10 @@ void at_exit() {
   if (!rt) return;
   worker* w = current_worker;
   std::int64_t live = live_tasks();
-  if (live > 0) std::fprintf(stderr, "weft: the program exits with %lld task(s) still pending\n", static_cast<long long>(live));
+  if (live > 0)
+    std::fprintf(stderr, "weft: the program exits with %lld task(s) still pending\n", static_cast<long long>(live));
   if (w && w->id == 0 && w->current == &w->root) {
-    weft_finalize();
+    stop_runtime();
   } else {
     if (live > 0) std::fprintf(stderr, "weft: exit() called from inside a task; not waiting for them\n");
     // The workers still run: their buffers are read as they stand (the trace ends here).
@@ -337,10 +340,11 @@ void taskyield(worker& w) {
   if (fiber::pollers_active()) fiber::poll_all(w.id);  // a scheduling point
   if (!w.crew) return;
   // Nothing to let run here: no switch at all.
-  if (!w.next && !w.local_count && !w.yielded && w.queue->empty() && !w.inbox.load(std::memory_order_relaxed) && !w.resume_next &&
-      !work_visible(*instance, *w.crew))
+  if (!w.next && !w.local_count && !w.yielded && w.queue->empty() && !w.inbox.load(std::memory_order_relaxed) &&
+      !w.resume_next && !work_visible(*instance, *w.crew))
     return;
-  yield_until(w, [](void*) { return true; }, nullptr, fiber::wait_kind::yield);
+  yield_until(
+      w, [](void*) { return true; }, nullptr, fiber::wait_kind::yield);
 }
 
 void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins) {
@@ -412,14 +416,14 @@ void gang::assign(const int* ids, int n, sched::work_deque<task*>* const* qs) {
   park.set_words(words.data(), n);
 }
 
-
 // Worker threads are pthreads so that their stack size follows WEFT_STACKSIZE / OMP_STACKSIZE.
 void start_thread_of(worker& w) {
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   if (std::size_t size = instance->cfg.stack_size) {
     if (pthread_attr_setstacksize(&attr, size) != 0) {
-      std::fprintf(stderr, "weft: stack size %zu bytes refused by pthread_attr_setstacksize; using the default\n", size);
+      std::fprintf(stderr, "weft: stack size %zu bytes refused by pthread_attr_setstacksize; using the default\n",
+                   size);
     }
   }
   // A bound worker starts on its core. Binding itself from the new thread would first need a turn
@@ -427,8 +431,9 @@ void start_thread_of(worker& w) {
   // first barrier gives up only when the kernel preempts it: a millisecond of start-up.
   if (const sched::cpu_mask* core = core_for(w.id)) {
     if (!sched::bind_at_start(attr, *core))
-      std::fprintf(stderr, "weft: worker %d cannot be bound to CPUs %s (pthread_attr_setaffinity_np); it runs unbound\n",
-                   w.id, core->describe().c_str());
+      std::fprintf(stderr,
+                   "weft: worker %d cannot be bound to CPUs %s (pthread_attr_setaffinity_np); it runs unbound\n", w.id,
+                   core->describe().c_str());
   }
   auto body = [](void* arg) -> void* {
     worker_main(static_cast<worker*>(arg));
@@ -449,8 +454,8 @@ worker* add_worker(bool start_thread) {
     std::fprintf(stderr, "weft: more than %d threads requested; the runtime supports at most that many\n", max_workers);
     std::abort();
   }
-  auto w = std::make_unique<worker>(i, rt.task_depot, rt.successor_depot, rt.group_depot, rt.event_depot,
-                                    rt.record_depot);
+  auto w =
+      std::make_unique<worker>(i, rt.task_depot, rt.successor_depot, rt.group_depot, rt.event_depot, rt.record_depot);
   if (trace::on) trace::allocate(w->trace);
   w->random_state = 0x9E3779B97F4A7C15ull * (i + 1);
   w->throttle_countdown = rt.throttle_interval;
@@ -626,10 +631,12 @@ int start_runtime(const door_options& options) {
   discover_cores(*b);
   int cores = static_cast<int>(b->core_sets.size());
   if (cfg.num_workers == 0) cfg.num_workers = options.workers > 0 ? options.workers : cores;
-  if (options.max_priority >= 0 && !std::getenv("WEFT_MAX_PRIORITY")) cfg.max_priority = std::min(options.max_priority, 63);
+  if (options.max_priority >= 0 && !std::getenv("WEFT_MAX_PRIORITY"))
+    cfg.max_priority = std::min(options.max_priority, 63);
   if (options.bind >= 0 && !std::getenv("WEFT_BIND")) cfg.bind_cores = options.bind != 0;
   if (options.stack_size && !std::getenv("WEFT_STACKSIZE")) cfg.stack_size = options.stack_size;
-  if (options.wait >= 0 && !std::getenv("WEFT_WAIT_POLICY")) cfg.wait = options.wait ? wait_policy::active : wait_policy::passive;
+  if (options.wait >= 0 && !std::getenv("WEFT_WAIT_POLICY"))
+    cfg.wait = options.wait ? wait_policy::active : wait_policy::passive;
   if (cfg.num_workers > max_workers) cfg.num_workers = max_workers;
   // 8192 live tasks per worker (16384 at least): a window that stays in the caches (1.5 MB of
   // descriptors per worker) yet is far more lookahead than a worker can use; see decisions.md.
@@ -665,8 +672,10 @@ int start_runtime(const door_options& options) {
   rt->root_gang.assign(ids.data(), static_cast<int>(ids.size()));
   for (int i = 0; i < cfg.num_workers; ++i) {
     worker& w = *rt->workers[i];
-    if (!pooled || i == 0) w.crew = &rt->root_gang;
-    else rt->pool.push_back(i);
+    if (!pooled || i == 0)
+      w.crew = &rt->root_gang;
+    else
+      rt->pool.push_back(i);
   }
   std::reverse(rt->pool.begin(), rt->pool.end());  // recruit in id order
   rt->fiber_stack = fiber::fiber_stack_size(cfg.stack_size);
@@ -675,15 +684,16 @@ int start_runtime(const door_options& options) {
   if (cfg.bind_cores && !sched::bind_calling_thread(*core_for(0)))
     std::fprintf(stderr, "weft: worker 0 cannot be bound to CPUs %s (sched_setaffinity); it runs unbound\n",
                  core_for(0)->describe().c_str());
-  for (int i = 1; i < cfg.num_workers; ++i)
-    start_thread_of(*rt->workers[i]);
+  for (int i = 1; i < cfg.num_workers; ++i) start_thread_of(*rt->workers[i]);
   if (!atexit_registered) {
     atexit_registered = true;
     std::atexit(at_exit);
   }
   start_watchdog();
   if (cfg.display_env) {
-    std::fprintf(stderr, "weft: runtime in use: weft %d.%d (%s), %d worker(s)\n%s  cores in the affinity mask: %d (worker 0 on its core %zu)\n",
+    std::fprintf(stderr,
+                 "weft: runtime in use: weft %d.%d (%s), %d worker(s)\n%s  cores in the affinity mask: %d (worker 0 on "
+                 "its core %zu)\n",
                  WEFT_VERSION_MAJOR, WEFT_VERSION_MINOR, options.door, cfg.num_workers, cfg.describe().c_str(), cores,
                  b->first_core);
   }
@@ -694,11 +704,9 @@ int start_runtime(const door_options& options) {
 
 using namespace weft::core;
 
-extern "C" {
+namespace weft::core {
 
-int weft_init(void) { return start_runtime(door_options{}); }
-
-int weft_finalize(void) {
+int stop_runtime() {
   runtime* rt = instance;
   if (!rt) return WEFT_OK;  // like weft_init, idempotent
   worker* w = current_worker;
@@ -709,7 +717,18 @@ int weft_finalize(void) {
   // wait of their own: a node completes inside the finish of its last predecessor, before that
   // task counts as finished, and the nodes records still hold are released with the records.
   if (!wait_for_all_tasks(*w)) return WEFT_ERR_STALLED;  // reported; the runtime stays as it is
-  weft::core::taskwait(*w);  // every child has finished: settles the main program's counts
+  // Every child has finished: settles the main program's counts. An error one of them reported
+  // that the program never collected (an exception nobody waited for) is not lost silently.
+  int status = WEFT_OK;
+  if (taskwait(*w) == WEFT_ERR_TASK_FAILED) {
+    void (*release)(void*) = nullptr;
+    void* payload = take_error(*w, &release);
+    std::fprintf(stderr,
+                 "weft: weft_finalize: a task of the main program reported an error (in C++: threw an exception) "
+                 "that no taskwait, taskgroup or weft_take_error collected\n");
+    if (release) release(payload);
+    status = WEFT_ERR_TASK_FAILED;
+  }
   if (parent_state* ps = w->root.state.load(std::memory_order_relaxed)) {
     while (ps->current_group) taskgroup_end(*w);
     ps->domain.clear(*w);
@@ -746,14 +765,24 @@ int weft_finalize(void) {
   delete rt;
   release_binding(bind_state);
   bind_state = nullptr;
-  return WEFT_OK;
+  return status;
 }
 
-int weft_initialized(void) { return instance != nullptr; }
+}  // namespace weft::core
 
-int weft_num_workers(void) { return instance ? instance->worker_count.load(std::memory_order_acquire) : 0; }
+extern "C" {
 
-int weft_worker_id(void) { return current_worker ? current_worker->id : -1; }
+int weft_initialized(void) {
+  return instance != nullptr;
+}
+
+int weft_num_workers(void) {
+  return instance ? instance->worker_count.load(std::memory_order_acquire) : 0;
+}
+
+int weft_worker_id(void) {
+  return current_worker ? current_worker->id : -1;
+}
 
 weft_task_t* weft_task_self(void) {
   worker* w = current_worker;
@@ -761,7 +790,9 @@ weft_task_t* weft_task_self(void) {
   return reinterpret_cast<weft_task_t*>(w->current);
 }
 
-int weft_max_priority(void) { return instance ? instance->cfg.max_priority : 0; }
+int weft_max_priority(void) {
+  return instance ? instance->cfg.max_priority : 0;
+}
 
 int weft_get_stats(weft_stats_t* s) {
   if (!s) return WEFT_ERR_INVALID_ARGUMENT;

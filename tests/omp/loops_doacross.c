@@ -1,6 +1,7 @@
 /* Doacross loops: ordered(n) with depend(sink: ...) / depend(source), a 2-D wavefront
  * a[i][j] = f(a[i-1][j], a[i][j-1], a[i-1][j-1]) checked exactly against the sequential result,
- * 1-D recurrences with distance 1 and 3, several schedules, and an unsigned long long variant. */
+ * 1-D recurrences with distance 1 and 3, several schedules, task reductions (reduction(task, ...)
+ * with in_reduction tasks) on a doacross loop, and an unsigned long long variant. */
 #include "omp_test.h"
 
 #define PRAGMA(...) _Pragma(#__VA_ARGS__)
@@ -91,6 +92,34 @@ int main(void) {
       }
     }
     for (int i = 0; i < M; i++) CHECK(x[i] == xr[i], "recurrence x[%d]=%ld, expected %ld", i, x[i], xr[i]);
+  }
+
+  PHASE("task reduction on a doacross loop");
+  for (int rep = 0; rep < 5; rep++) {
+    enum { M = 300 };
+    static long y[M];
+    long sum = 0, tasks = 0;
+    y[0] = 1;
+    #pragma omp parallel
+    {
+      #pragma omp for ordered(1) schedule(dynamic, 3) reduction(task, + : sum) reduction(+ : tasks)
+      for (int i = 1; i < M; i++) {
+        #pragma omp ordered depend(sink : i - 1)
+        y[i] = (y[i - 1] * 7 + i) % 10007;
+        #pragma omp ordered depend(source)
+        long v = y[i];
+        #pragma omp task in_reduction(+ : sum) firstprivate(v)
+        sum += v;
+        tasks++;
+      }
+    }
+    long expect = 0, yi = 1;
+    for (int i = 1; i < M; i++) {
+      yi = (yi * 7 + i) % 10007;
+      expect += yi;
+    }
+    CHECK(tasks == M - 1, "doacross loop ran %ld iterations, expected %d", tasks, M - 1);
+    CHECK(sum == expect, "rep %d: task reduction over a doacross loop gave %ld, expected %ld", rep, sum, expect);
   }
 
   PHASE("ull doacross");

@@ -57,10 +57,8 @@ __attribute__((noinline)) static void teams_parallel(int* limit, int* wider, int
   #pragma omp parallel num_threads(8)
   #pragma omp single
   w = omp_get_num_threads();
-  #pragma omp atomic write
-  *limit = l;
-  #pragma omp atomic update
-  *wider += w > want;
+  __atomic_store_n(limit, l, __ATOMIC_RELAXED);
+  __atomic_add_fetch(wider, w > want, __ATOMIC_RELAXED);
 }
 
 int main(void) {

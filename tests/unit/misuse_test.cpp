@@ -254,6 +254,55 @@ TEST_F(Misuse, FinalizeInsideTaskIsBusy) {
   expect_still_works();
 }
 
+// weft_last_error names the refusal too (it said "success" after WEFT_ERR_BUSY).
+TEST_F(Misuse, FinalizeInsideTaskSetsLastError) {
+  static std::atomic<int> last{-1};
+  weft_task_t* t = weft_task_create(
+      [](void*) {
+        weft_finalize();
+        last = weft_last_error();
+      },
+      nullptr, 0, 0);
+  ASSERT_NE(t, nullptr);
+  ASSERT_EQ(weft_task_submit(t), WEFT_OK);
+  ASSERT_EQ(weft_taskwait(), WEFT_OK);
+  EXPECT_EQ(last.load(), WEFT_ERR_BUSY);
+}
+
+// A handle kept past its task's end, once the descriptor serves a new task, is refused instead of
+// changing the new task (issue 23).
+TEST_F(Misuse, StaleHandleIsRefused) {
+  std::set<void*> seen;
+  int x = 0, y = 0;
+  for (int round = 0; round < 64; ++round) {
+    weft_task_t* old = weft_task_create(&count_body, nullptr, 0, 0);
+    ASSERT_NE(old, nullptr);
+    ASSERT_EQ(weft_task_submit(old), WEFT_OK);
+    ASSERT_EQ(weft_taskwait(), WEFT_OK);  // old ran and its descriptor went back to the pool
+    weft_task_t* fresh = weft_task_create(&count_body, nullptr, 0, 0);
+    ASSERT_NE(fresh, nullptr);
+    bool same_descriptor = (reinterpret_cast<std::uintptr_t>(fresh) & 0xffffffffffffull) ==
+                           (reinterpret_cast<std::uintptr_t>(old) & 0xffffffffffffull);
+    if (same_descriptor) {
+      seen.insert(fresh);
+      EXPECT_EQ(weft_task_depend(old, WEFT_DEP_OUT, &x, sizeof x), WEFT_ERR_INVALID_ARGUMENT);
+      EXPECT_EQ(weft_last_error(), WEFT_ERR_INVALID_ARGUMENT);
+      EXPECT_EQ(weft_task_set_priority(old, 1), WEFT_ERR_INVALID_ARGUMENT);
+      EXPECT_EQ(weft_task_set_label(old, "stale"), WEFT_ERR_INVALID_ARGUMENT);
+      EXPECT_EQ(weft_task_args(old), nullptr);
+      EXPECT_EQ(weft_task_discard(old), WEFT_ERR_INVALID_ARGUMENT);
+      EXPECT_EQ(weft_task_submit(old), WEFT_ERR_INVALID_ARGUMENT);
+    }
+    // The new task's own handle works, and was not touched through the stale one.
+    EXPECT_EQ(weft_task_depend(fresh, WEFT_DEP_IN, &y, sizeof y), WEFT_OK);
+    EXPECT_EQ(weft_task_get_priority(fresh), 0);
+    ASSERT_EQ(weft_task_submit(fresh), WEFT_OK);
+    ASSERT_EQ(weft_taskwait(), WEFT_OK);
+  }
+  EXPECT_FALSE(seen.empty()) << "no descriptor was reused in 64 rounds: the test checked nothing";
+  expect_still_works();
+}
+
 TEST_F(Misuse, InitTwiceIsOk) {
   EXPECT_EQ(weft_init(), WEFT_OK);
   EXPECT_EQ(weft_init(), WEFT_OK);
@@ -340,6 +389,28 @@ TEST(MisuseLifetime, CallsAfterFinalize) {
     EXPECT_EQ(weft_last_error(), WEFT_ERR_NOT_INITIALIZED);
   }
   EXPECT_EQ(weft_finalize(), WEFT_OK);
+}
+
+// An error a task reported (a C++ exception, through weft.hpp) that nothing collected is reported
+// by weft_finalize, on stderr and in its status, instead of vanishing (issue 23).
+TEST(MisuseLifetime, UncollectedErrorReportedAtFinalize) {
+  static std::atomic<int> released{0};
+  released = 0;
+  weft_test::runtime_config rt(weft_test::runtime_config::vars{{"WEFT_NUM_THREADS", "2"}});
+  ASSERT_TRUE(rt.ok());
+  weft_task_t* t = weft_task_create(
+      [](void*) { weft_report_error(&released, [](void* p) { static_cast<std::atomic<int>*>(p)->fetch_add(1); }); },
+      nullptr, 0, 0);
+  ASSERT_NE(t, nullptr);
+  ASSERT_EQ(weft_task_submit(t), WEFT_OK);
+  testing::internal::CaptureStderr();
+  int status = weft_finalize();
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(status, WEFT_ERR_TASK_FAILED);
+  EXPECT_EQ(weft_last_error(), WEFT_ERR_TASK_FAILED);
+  EXPECT_NE(err.find("no taskwait, taskgroup or weft_take_error collected"), std::string::npos) << err;
+  EXPECT_EQ(released.load(), 1) << "the payload was not released";
+  EXPECT_FALSE(weft_initialized()) << "the runtime must still stop";
 }
 
 // A malformed environment variable makes weft_init fail with a named error, not start with junk.
