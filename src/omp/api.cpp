@@ -1,5 +1,5 @@
-// The omp_* API: queries and setters of the ICVs, locks, timers, places, allocators and the host
-// device's memory routines.
+// The omp_* API: queries and setters of the ICVs, locks, timers, places, pause and the host device's
+// memory routines (allocators: allocators.cpp; affinity display: affinity_display.cpp).
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -81,38 +81,6 @@ member* ancestor(int level) {
   return m;
 }
 
-// Allocators: predefined handles 1..8 (gcc's omp.h numbering) plus those made by
-// omp_init_allocator, which keep an alignment trait.
-struct allocator_record {
-  std::size_t alignment;
-};
-constexpr int omp_atk_alignment = 2;
-thread_local std::uintptr_t default_allocator = 1;  // omp_default_mem_alloc
-
-std::size_t allocator_alignment(std::uintptr_t a) {
-  if (a == 0) a = default_allocator;
-  if (a > 8) return reinterpret_cast<allocator_record*>(a)->alignment;
-  return alignof(std::max_align_t);
-}
-
-void* allocate(std::size_t alignment, std::size_t size, std::uintptr_t allocator) {
-  std::size_t a = allocator_alignment(allocator);
-  if (alignment > a) a = alignment;
-  if (a < sizeof(void*)) a = sizeof(void*);
-  // Header before the block: where malloc's block starts, so omp_free/realloc find it.
-  std::size_t header = (sizeof(void*) * 2 + a - 1) & ~(a - 1);
-  void* raw = std::malloc(header + size + a);
-  if (!raw) return nullptr;
-  std::uintptr_t p = (reinterpret_cast<std::uintptr_t>(raw) + header + a - 1) & ~(a - 1);
-  reinterpret_cast<void**>(p)[-1] = raw;
-  reinterpret_cast<std::size_t*>(p)[-2] = size;
-  return reinterpret_cast<void*>(p);
-}
-
-void release(void* p) {
-  if (p) std::free(reinterpret_cast<void**>(p)[-1]);
-}
-
 int copy_rect(char* dst, const char* src, std::size_t element, int dims, const std::size_t* volume,
               const std::size_t* dst_offsets, const std::size_t* src_offsets, const std::size_t* dst_dims,
               const std::size_t* src_dims) {
@@ -130,8 +98,6 @@ int copy_rect(char* dst, const char* src, std::size_t element, int dims, const s
               volume + 1, dst_offsets + 1, src_offsets + 1, dst_dims + 1, src_dims + 1);
   return 0;
 }
-
-std::string affinity_format = "level %L thread %i affinity %A";
 
 }  // namespace
 
@@ -384,141 +350,29 @@ GOMP_API int omp_test_nest_lock(void* lock) {
   return 1;
 }
 
-// --- affinity display, pause, environment display ---------------------------------------------------
-GOMP_API void omp_set_affinity_format(const char* format) {
-  affinity_format = format ? format : "";
-}
-GOMP_API std::size_t omp_get_affinity_format(char* buffer, std::size_t size) {
-  if (buffer && size) {
-    std::size_t n = affinity_format.size() < size - 1 ? affinity_format.size() : size - 1;
-    std::memcpy(buffer, affinity_format.data(), n);
-    buffer[n] = 0;
+// --- pause, environment display --------------------------------------------------------------------
+// The host (device 0) is the only device: pausing it stops the runtime until the next OpenMP call.
+GOMP_API int omp_pause_resource(int kind, int device) {
+  if (kind != 1 && kind != 2) {  // omp_pause_soft, omp_pause_hard: weft releases the same for both
+    std::fprintf(stderr, "weft: omp_pause_resource: kind %d is neither omp_pause_soft nor omp_pause_hard\n", kind);
+    return -1;
   }
-  return affinity_format.size();
-}
-GOMP_API std::size_t omp_capture_affinity(char* buffer, std::size_t size, const char* format) {
-  std::string f = format && *format ? format : affinity_format;
-  std::string out;
-  for (std::size_t i = 0; i < f.size(); ++i) {
-    if (f[i] != '%' || i + 1 == f.size()) {
-      out += f[i];
-      continue;
-    }
-    char c = f[++i];
-    switch (c) {
-      case 'L':
-        out += std::to_string(omp_get_level());
-        break;
-      case 'n':
-        out += std::to_string(omp_get_thread_num());
-        break;
-      case 'N':
-        out += std::to_string(omp_get_num_threads());
-        break;
-      case 'a':
-        out += std::to_string(omp_get_ancestor_thread_num(omp_get_level() - 1));
-        break;
-      case 'P':
-        out += std::to_string(getpid());
-        break;
-      case 'i':
-        out += std::to_string(syscall(SYS_gettid));
-        break;
-      case 'A':
-        out += "0-" + std::to_string(omp_get_num_procs() - 1);
-        break;
-      case 'H': {
-        char host[256] = "";
-        gethostname(host, sizeof host - 1);
-        out += host;
-        break;
-      }
-      default:
-        out += '%';
-        out += c;
-    }
+  if (device != 0) {
+    std::fprintf(stderr, "weft: omp_pause_resource: device %d does not exist (the host, device 0, is the only one)\n",
+                 device);
+    return -1;
   }
-  if (buffer && size) {
-    std::size_t n = out.size() < size - 1 ? out.size() : size - 1;
-    std::memcpy(buffer, out.data(), n);
-    buffer[n] = 0;
+  return pause_host("omp_pause_resource");
+}
+GOMP_API int omp_pause_resource_all(int kind) {
+  if (kind != 1 && kind != 2) {
+    std::fprintf(stderr, "weft: omp_pause_resource_all: kind %d is neither omp_pause_soft nor omp_pause_hard\n", kind);
+    return -1;
   }
-  return out.size();
-}
-GOMP_API void omp_display_affinity(const char* format) {
-  char buffer[512];
-  omp_capture_affinity(buffer, sizeof buffer, format);
-  std::fprintf(stderr, "%s\n", buffer);
-}
-GOMP_API int omp_pause_resource(int, int) {
-  return 0;
-}
-GOMP_API int omp_pause_resource_all(int) {
-  return 0;
+  return pause_host("omp_pause_resource_all");
 }
 GOMP_API void omp_display_env(int verbose) {
   display_environment(verbose != 0);
-}
-
-// --- memory allocators --------------------------------------------------------------------------------
-// omp_alloctrait_t: an enum key (int-sized, then padding) and a pointer-sized value.
-struct alloc_trait {
-  int key;
-  std::uintptr_t value;
-};
-
-GOMP_API std::uintptr_t omp_init_allocator(std::uintptr_t, int ntraits, const alloc_trait* traits) {
-  auto* r = new allocator_record{alignof(std::max_align_t)};
-  for (int i = 0; i < ntraits; ++i)
-    if (traits[i].key == omp_atk_alignment && traits[i].value > r->alignment) r->alignment = traits[i].value;
-  return reinterpret_cast<std::uintptr_t>(r);
-}
-GOMP_API void omp_destroy_allocator(std::uintptr_t a) {
-  if (a > 8) delete reinterpret_cast<allocator_record*>(a);
-}
-GOMP_API void omp_set_default_allocator(std::uintptr_t a) {
-  default_allocator = a ? a : 1;
-}
-GOMP_API std::uintptr_t omp_get_default_allocator(void) {
-  return default_allocator;
-}
-GOMP_API void* omp_alloc(std::size_t size, std::uintptr_t a) {
-  return allocate(0, size, a);
-}
-GOMP_API void* omp_aligned_alloc(std::size_t alignment, std::size_t size, std::uintptr_t a) {
-  return allocate(alignment, size, a);
-}
-GOMP_API void* omp_calloc(std::size_t n, std::size_t size, std::uintptr_t a) {
-  void* p = allocate(0, n * size, a);
-  if (p) std::memset(p, 0, n * size);
-  return p;
-}
-GOMP_API void* omp_aligned_calloc(std::size_t alignment, std::size_t n, std::size_t size, std::uintptr_t a) {
-  void* p = allocate(alignment, n * size, a);
-  if (p) std::memset(p, 0, n * size);
-  return p;
-}
-GOMP_API void omp_free(void* p, std::uintptr_t) {
-  release(p);
-}
-GOMP_API void* omp_realloc(void* p, std::size_t size, std::uintptr_t a, std::uintptr_t) {
-  if (!p) return allocate(0, size, a);
-  if (!size) {
-    release(p);
-    return nullptr;
-  }
-  void* q = allocate(0, size, a);
-  if (!q) return nullptr;
-  std::size_t old = reinterpret_cast<std::size_t*>(p)[-2];
-  std::memcpy(q, p, old < size ? old : size);
-  release(p);
-  return q;
-}
-GOMP_API void* GOMP_alloc(std::size_t alignment, std::size_t size, std::uintptr_t a) {
-  return allocate(alignment, size, a);
-}
-GOMP_API void GOMP_free(void* p, std::uintptr_t) {
-  release(p);
 }
 
 }  // extern "C"

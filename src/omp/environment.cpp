@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <string>
 
 #include "omp/omp_internal.hpp"
@@ -352,6 +353,89 @@ void parse_stacksize(settings& s) {
   s.stacksize = static_cast<std::size_t>(v) * unit;
 }
 
+// Predefined allocators by handle (gcc's omp.h numbering, from 1), and memory spaces (from 0).
+const char* const allocator_names[] = {"omp_default_mem_alloc", "omp_large_cap_mem_alloc", "omp_const_mem_alloc",
+                                       "omp_high_bw_mem_alloc", "omp_low_lat_mem_alloc",   "omp_cgroup_mem_alloc",
+                                       "omp_pteam_mem_alloc",   "omp_thread_mem_alloc"};
+const char* const memspace_names[] = {"omp_default_mem_space", "omp_large_cap_mem_space", "omp_const_mem_space",
+                                      "omp_high_bw_mem_space", "omp_low_lat_mem_space"};
+
+// The traits OMP_ALLOCATOR may give (omp_alloctrait_key_t, and omp_alloctrait_value_t per word);
+// a trait without words takes a positive integer.
+struct trait_word {
+  const char* word;
+  std::uintptr_t value;
+};
+struct trait_syntax {
+  const char* name;
+  int key;
+  std::vector<trait_word> words;
+};
+
+// OMP_ALLOCATOR: a predefined allocator's name, or (OpenMP 5.1) a memory space's name alone (its
+// predefined allocator) or followed by ':' and trait=value pairs separated by commas, which make a
+// new allocator. Names and words in any case, as libgomp reads them.
+void parse_allocator(settings& s) {
+  const char* text = env("OMP_ALLOCATOR");
+  if (!text) return;
+  const char* p = skip_space(text);
+  for (std::uintptr_t a = 0; a < std::size(allocator_names); ++a)
+    if (word_is(p, allocator_names[a])) {
+      if (*skip_space(p)) return invalid("OMP_ALLOCATOR");
+      s.initial.def_allocator = a + 1;
+      return;
+    }
+  std::uintptr_t space = 0;
+  while (space < std::size(memspace_names) && !word_is(p, memspace_names[space])) ++space;
+  if (space == std::size(memspace_names)) return invalid("OMP_ALLOCATOR");
+  p = skip_space(p);
+  if (!*p) {
+    s.initial.def_allocator = space + 1;  // omp_<space>_mem_alloc has the same position
+    return;
+  }
+  if (*p != ':') return invalid("OMP_ALLOCATOR");
+  static const trait_syntax syntax[] = {
+      {"sync_hint", 1, {{"contended", 3}, {"uncontended", 4}, {"serialized", 5}, {"private", 6}}},
+      {"alignment", 2, {}},
+      {"access", 3, {{"all", 7}, {"cgroup", 10}, {"pteam", 9}, {"thread", 8}}},
+      {"pool_size", 4, {}},
+      {"fallback", 5, {{"default_mem_fb", 11}, {"null_fb", 12}, {"abort_fb", 13}, {"allocator_fb", 14}}},
+      {"pinned", 7, {{"true", 1}, {"false", 0}}},
+      {"partition", 8, {{"environment", 15}, {"nearest", 16}, {"blocked", 17}, {"interleaved", 18}}},
+  };
+  std::vector<alloc_trait> traits;
+  do {
+    p = skip_space(p + 1);
+    const trait_syntax* t = nullptr;
+    for (const trait_syntax& candidate : syntax)
+      if (word_is(p, candidate.name)) t = &candidate;
+    if (!t) return invalid("OMP_ALLOCATOR");
+    p = skip_space(p);
+    if (*p != '=') return invalid("OMP_ALLOCATOR");
+    p = skip_space(p + 1);
+    long number;
+    const trait_word* w = nullptr;
+    for (const trait_word& candidate : t->words)
+      if (word_is(p, candidate.word)) w = &candidate;
+    if (w)
+      traits.push_back({t->key, w->value});
+    else if (t->words.empty() && parse_long(p, number) && number > 0)
+      traits.push_back({t->key, static_cast<std::uintptr_t>(number)});
+    else
+      return invalid("OMP_ALLOCATOR");
+    p = skip_space(p);
+  } while (*p == ',');
+  if (*p) return invalid("OMP_ALLOCATOR");
+  std::string why;
+  std::uintptr_t a = make_allocator(space, static_cast<int>(traits.size()), traits.data(), why);
+  if (!a) {
+    std::fprintf(stderr, "weft: OMP_ALLOCATOR: %s; omp_default_mem_alloc is the default allocator\n", why.c_str());
+    return;
+  }
+  s.initial.def_allocator = a;
+  s.allocator_text = text;
+}
+
 }  // namespace
 
 settings& config() {
@@ -369,11 +453,13 @@ void read_environment() {
   s.initial.run_chunk = 1;
   s.initial.default_device = 0;
   s.initial.thread_limit = unlimited_threads;
+  s.initial.def_allocator = 1;  // omp_default_mem_alloc
   parse_num_threads(s);
   parse_schedule(s);
   parse_proc_bind(s);
   parse_places(s);
   parse_stacksize(s);
+  parse_allocator(s);
   bool b;
   if (parse_bool_var("OMP_DYNAMIC", b)) s.initial.dynamic = b;
   bool levels_set = false;
@@ -393,6 +479,10 @@ void read_environment() {
   if (parse_int_var("OMP_DEFAULT_DEVICE", v, 0, 1 << 30)) s.initial.default_device = v;
   if (parse_int_var("OMP_NUM_TEAMS", v, 1, 1 << 30)) s.num_teams = v;
   if (parse_int_var("OMP_TEAMS_THREAD_LIMIT", v, 1, 1 << 30)) s.teams_thread_limit = v;
+  if (parse_bool_var("OMP_DISPLAY_AFFINITY", b)) s.display_affinity = b;
+  // Taken as it is, even empty (libgomp's default otherwise).
+  const char* format = std::getenv("OMP_AFFINITY_FORMAT");
+  s.affinity_format = format ? format : "level %L thread %i affinity %A";
   if (const char* text = env("OMP_WAIT_POLICY")) {
     const char* p = skip_space(text);
     if (word_is(p, "active"))
@@ -443,6 +533,10 @@ void display_environment(bool verbose) {
   out += std::string("  OMP_CANCELLATION = '") + (s.cancellation ? "TRUE" : "FALSE") + "'\n";
   out += "  OMP_DEFAULT_DEVICE = '" + std::to_string(s.initial.default_device) + "'\n";
   out += "  OMP_MAX_TASK_PRIORITY = '" + std::to_string(s.max_task_priority) + "'\n";
+  out += std::string("  OMP_DISPLAY_AFFINITY = '") + (s.display_affinity ? "TRUE" : "FALSE") + "'\n";
+  out += "  OMP_AFFINITY_FORMAT = '" + current_affinity_format() + "'\n";
+  std::uintptr_t a = s.initial.def_allocator;
+  out += "  OMP_ALLOCATOR = '" + (a > std::size(allocator_names) ? s.allocator_text : allocator_names[a - 1]) + "'\n";
   if (verbose) {
     out +=
         "  weft: the OpenMP door maps parallel regions onto gangs of weft workers; WEFT_* variables\n"

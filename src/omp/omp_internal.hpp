@@ -36,7 +36,8 @@ struct icvs {
   int run_sched;  // run-sched-var kind (with the monotonic bit)
   int run_chunk;
   int default_device;
-  int thread_limit;  // thread-limit-var (OMP_THREAD_LIMIT; teams and target narrow it)
+  int thread_limit;              // thread-limit-var (OMP_THREAD_LIMIT; teams and target narrow it)
+  std::uintptr_t def_allocator;  // def-allocator-var (OMP_ALLOCATOR, omp_set_default_allocator)
 };
 
 struct settings {
@@ -52,6 +53,9 @@ struct settings {
   std::vector<std::vector<int>> places;
   int num_teams = 0, teams_thread_limit = 0;
   std::string places_text;
+  bool display_affinity = false;  // OMP_DISPLAY_AFFINITY
+  std::string affinity_format;    // affinity-format-var (set at load; affinity_display.cpp guards it)
+  std::string allocator_text;     // OMP_ALLOCATOR as given, when it made a new allocator
 };
 settings& config();
 void read_environment();  // once, at library load
@@ -219,6 +223,25 @@ void run_parallel(void (*fn)(void*), void* data, unsigned requested, unsigned fl
 // level 0, the initial ICVs, a new contention group (thread_limit > 0 narrows its limit).
 void run_initial_task(void (*fn)(void*), void* data, int thread_limit);
 inline constexpr int unlimited_threads = 1 << 30;  // thread-limit-var when no limit is set
+// omp_pause_resource on the host: stops the runtime and starts it again with the calling thread
+// alone, its ICVs kept (0), or refuses where stopping is not safe (-1, see team.cpp).
+int pause_host(const char* caller);
+
+// --- memory allocators (allocators.cpp) ---------------------------------------------------------
+// omp_alloctrait_t: an enum key (int-sized, then padding) and a pointer-sized value.
+struct alloc_trait {
+  int key;
+  std::uintptr_t value;
+};
+// omp_init_allocator: a new allocator's handle, or 0 (omp_null_allocator) with `why` naming the
+// memory space or trait it cannot accept.
+std::uintptr_t make_allocator(std::uintptr_t memspace, int ntraits, const alloc_trait* traits, std::string& why);
+
+// --- affinity display (affinity_display.cpp) ----------------------------------------------------
+// OMP_DISPLAY_AFFINITY: the calling thread, just made member m of a region, prints its affinity
+// line when what the format's fields show differs from its last line (teams of two or more).
+void display_affinity_on_entry(const member& m);
+std::string current_affinity_format();  // affinity-format-var now (omp_set_affinity_format changes it)
 
 // --- worksharing (worksharing.cpp) ------------------------------------------------------------
 struct loop_spec {

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 
 #include "core/dependency_domain.hpp"
 #include "omp/gomp_abi.h"
@@ -93,6 +94,7 @@ void enter(worker& w, team* t, int k) {
   w.crew = &t->crew;
   w.queue = t->queue_of[k];
   me = &m;
+  if (config().display_affinity) display_affinity_on_entry(m);
 }
 
 void leave(worker& w, member& m) {
@@ -188,23 +190,30 @@ team::~team() {
   }
 }
 
+namespace {
+// Starts the runtime for the OpenMP door with a pool of `workers` (unless WEFT_NUM_THREADS says).
+// The caller holds start_lock.
+void start_door(int workers) {
+  const settings& s = config();
+  core::door_options o;
+  o.pooled = true;
+  o.workers = workers;
+  o.max_priority = s.max_task_priority;
+  if (!s.bind_list.empty() && s.bind_list[0] == 0) o.bind = 0;  // OMP_PROC_BIND=false
+  o.wait = s.wait_policy;
+  o.stack_size = s.stacksize;
+  o.door = "OpenMP door";
+  if (core::start_runtime(o) != WEFT_OK) fatal("the runtime could not start (see the message above)");
+  core::stop_hook = stop_door;
+}
+}  // namespace
+
 worker& start_or_adopt() {
   std::lock_guard<std::mutex> lock(start_lock);
-  if (!core::instance) {
-    const settings& s = config();
-    core::door_options o;
-    o.pooled = true;
-    o.workers = s.initial.nthreads;
-    o.max_priority = s.max_task_priority;
-    if (!s.bind_list.empty() && s.bind_list[0] == 0) o.bind = 0;  // OMP_PROC_BIND=false
-    o.wait = s.wait_policy;
-    o.stack_size = s.stacksize;
-    o.door = "OpenMP door";
-    if (core::start_runtime(o) != WEFT_OK) fatal("the runtime could not start (see the message above)");
-    core::stop_hook = stop_door;
-  } else {
+  if (!core::instance)
+    start_door(config().initial.nthreads);
+  else
     core::adopt_thread();
-  }
   return *core::current_worker;
 }
 
@@ -231,6 +240,61 @@ member& first_member() {
   }
   me = h.solo->members[0];
   return *me;
+}
+
+namespace {
+// Threads of the program that became OpenMP threads (adopted workers) and have not exited.
+bool foreign_threads_live(core::runtime& rt) {
+  std::lock_guard<std::mutex> lock(rt.grow_lock);
+  std::size_t adopted = 0;
+  int n = rt.worker_count.load(std::memory_order_acquire);
+  for (int i = 1; i < n; ++i) adopted += !rt.workers[i]->has_thread;
+  return adopted > rt.adoptable.size();
+}
+}  // namespace
+
+// The runtime stops as at exit (weft_finalize: the workers' threads end, stacks and pools are
+// freed), as libgomp's pause ends its thread pool, and starts again at once with the initial
+// thread alone, which keeps its ICVs; the next regions recruit their threads anew. Refused where
+// stopping could break the program: inside a region or a task, on another thread than the
+// initial one, with tasks pending or other threads in OpenMP, on a runtime weft_init started, and
+// while a trace is recorded (a restart would begin the file again).
+int pause_host(const char* caller) {
+  std::lock_guard<std::mutex> lock(start_lock);  // no thread starts or adopts the runtime meanwhile
+  core::runtime* rt = core::instance;
+  if (!rt) return 0;
+  worker* w = core::current_worker;
+  const char* why = nullptr;
+  if (!rt->pooled)
+    why = "the runtime was started by weft_init, not by the OpenMP door";
+  else if (!w || w->id != 0)
+    why = "only the thread that started the OpenMP runtime may pause it";
+  else if (me && me->crew != homes[0].solo)
+    why = "called inside a parallel or target region";
+  else if (w->current != &w->root)
+    why = "called inside a task";
+  else if (core::live_tasks() > 0)
+    why = "tasks are pending";
+  else if (foreign_threads_live(*rt))
+    why = "other threads of the program are OpenMP threads";
+  else if (trace::on)
+    why = "a trace is being recorded (WEFT_TRACE)";
+  if (why) {
+    std::fprintf(stderr, "weft: %s: the runtime is not paused: %s\n", caller, why);
+    return -1;
+  }
+  std::optional<icvs> keep;
+  if (me) keep = me->icv;
+  int rc = weft_finalize();
+  if (core::instance) {
+    std::fprintf(stderr, "weft: %s: the runtime is not paused: %s\n", caller, weft_strerror(rc));
+    return -1;
+  }
+  if (keep) {
+    start_door(1);
+    first_member().icv = *keep;
+  }
+  return 0;
 }
 
 icvs& writable_icvs() {
