@@ -109,11 +109,20 @@ bool finish_linking(task* t, int added) {
          t->preds.fetch_sub(done, std::memory_order_acq_rel) == done;
 }
 
-dependency_domain::dependency_domain() : table_(16), mask_(15), bits_(4) {
+// Two slots at first: every task that waits for children gets a domain, and most never see an
+// access (fork-join), while a deep recursion keeps one per level alive (issue 23: 1.3 KB per level
+// was most of the heap of a 30M-node tree). The first table that fills grows straight to 16.
+constexpr std::size_t first_slots = 2, grown_slots = 16;
+
+dependency_domain::dependency_domain() : table_(first_slots), mask_(first_slots - 1), bits_(1) {
   for (auto& r : table_) r.address = nullptr;
 }
 
 access_record& dependency_domain::insert(worker& w, const void* address, std::uint32_t i) {
+  if ((occupied_.size() + 1) * 2 > table_.size() && table_.size() < grown_slots) {
+    rebuild(w, grown_slots);
+    return find_or_insert(w, address);
+  }
   if ((occupied_.size() + 1) * 2 > table_.size()) {
     // Half full: first forget the records whose tasks have all finished (they can only produce
     // pruned edges); if the table is still over a quarter full, double it. After a sweep at least

@@ -122,6 +122,19 @@ void parse_num_threads(settings& s) {
   s.initial.nthreads = list[0];
 }
 
+// WEFT_NUM_THREADS, when set, wins over OMP_NUM_THREADS (the README's rule for every WEFT_*
+// variable and its OMP_* counterpart): it is the first level's team size as well as the pool's.
+// Its validity is the engine's to report (weft_init names a bad value).
+void apply_weft_num_threads(settings& s) {
+  const char* text = env("WEFT_NUM_THREADS");
+  if (!text) return;
+  char* end = nullptr;
+  long v = std::strtol(text, &end, 10);
+  if (end == text || *end || v < 1 || v > 4096) return;
+  s.initial.nthreads = static_cast<int>(v);
+  if (!s.nthreads_list.empty()) s.nthreads_list[0] = static_cast<int>(v);
+}
+
 void parse_schedule(settings& s) {
   const char* text = env("OMP_SCHEDULE");
   if (!text) return;
@@ -455,6 +468,7 @@ void read_environment() {
   s.initial.thread_limit = unlimited_threads;
   s.initial.def_allocator = 1;  // omp_default_mem_alloc
   parse_num_threads(s);
+  apply_weft_num_threads(s);
   parse_schedule(s);
   parse_proc_bind(s);
   parse_places(s);
