@@ -182,6 +182,8 @@ __attribute__((noinline)) void run_included(worker& w, const task_request& r, bo
   after.current = saved;
 }
 
+constexpr int queued_per_thread = 64;
+
 void spawn(worker& w, const task_request& r) {
   const settings& s = config();
   task* creator = w.current;
@@ -189,10 +191,16 @@ void spawn(worker& w, const task_request& r) {
   // reads a task's result without taskwait there behaves the same on both). A dependent one waits
   // for its predecessors first, which in the sequential part have all run already unless a
   // detached task is unfulfilled. A detached task itself stays deferred: its creator fulfils it.
+  // In a team of one, a task also runs at once while 64 of this thread's tasks wait in its queues:
+  // libgomp's rule (64 per thread), which makes a one-thread recursion nearly sequential. A task
+  // that would wait for a sibling created after it is as unsafe there as on libgomp.
   // Past max_nesting such tasks are deferred, so that a deep recursion does not overflow the stack.
-  bool sequential_part =
-      current().crew->level == 0 && !(r.flags & GOMP_TASK_FLAG_DETACH) && w.nesting < core::max_nesting;
-  bool undeferred = !r.if_clause || (creator->door_bits & door_final) || sequential_part;
+  const team& crew = *current().crew;
+  bool run_now =
+      (crew.level == 0 ||
+       (crew.size == 1 && (w.local_count >= queued_per_thread || w.queue->owner_holds_at_least(queued_per_thread)))) &&
+      !(r.flags & GOMP_TASK_FLAG_DETACH) && w.nesting < core::max_nesting;
+  bool undeferred = !r.if_clause || (creator->door_bits & door_final) || run_now;
   if (undeferred && !(r.flags & (GOMP_TASK_FLAG_DEPEND | GOMP_TASK_FLAG_DETACH)) && !s.cancellation &&
       w.nesting < core::max_nesting) {
     run_included(w, r, (r.flags & GOMP_TASK_FLAG_FINAL) || (creator->door_bits & door_final));
