@@ -106,6 +106,11 @@ void taskyield(worker& w);
 // Reports the children this worker finished and has not yet told their parent about, and settles
 // its taskgroup account (group_created).
 void flush_finished_children(worker& w);
+// Only the first part: the children finished here, to their parent. The taskgroup account stays
+// open across parents, since a fork-join tree's tasks all count in one group: settling it at every
+// change of parent wrote the group's line, shared by every worker, about once per task (issue 27).
+// It is settled when this worker waits for a group, parks, idles, or runs a task of another group.
+void flush_parent_batch(worker& w);
 inline constexpr std::int64_t group_credit = 64;
 void group_created(worker& w, taskgroup* g);
 int taskgroup_begin(worker& w);

@@ -191,7 +191,7 @@ void notify_parent(worker& w, task* parent) {
     ++w.batch_finished;
     return;
   }
-  flush_finished_children(w);
+  flush_parent_batch(w);
   w.batch_parent = parent;
   w.batch_finished = 1;
 }
@@ -344,6 +344,10 @@ void group_created(worker& w, taskgroup* g) {
 
 void flush_finished_children(worker& w) {
   if (w.group_owed || w.batch_group) flush_group(w, nullptr);
+  flush_parent_batch(w);
+}
+
+void flush_parent_batch(worker& w) {
   if (!w.batch_finished) return;
   task* parent = w.batch_parent;
   std::int64_t finished = w.batch_finished;
@@ -540,8 +544,8 @@ void ready_at_birth(worker& w, task* t) {
 void execute_task(worker& w, task* t) {
   // A batch of finished siblings is reported before running a task of another parent, which may
   // take long: the parent waiting for them must not wait for it.
-  if ((w.batch_finished && t->parent != w.batch_parent) || (w.group_owed && t->group != w.batch_group))
-    flush_finished_children(w);
+  if (w.batch_finished && t->parent != w.batch_parent) flush_parent_batch(w);
+  if (w.group_owed && t->group != w.batch_group) flush_group(w, nullptr);
   task* saved = w.current;
   w.current = t;
   ++w.nesting;
@@ -667,7 +671,7 @@ parent_state& make_state(worker& w, task* t) {
 }
 
 int taskwait(worker& w) {
-  flush_finished_children(w);
+  flush_parent_batch(w);  // the wait needs the children's count; a group account may stay open
   task* c = w.current;
   worker* now = &w;
   if (c->children_created != 0) {

@@ -17,7 +17,13 @@ worker& wait_published(worker& w0, std::atomic<fiber::context*>& slot_context, s
   for (;;) {
     // The waited-for counts may sit in this worker's batch (when the next task here is a child
     // of the waiting one, the wait is not over: its count is reported with the last of them).
-    if (!next_is_child(*w)) flush_finished_children(*w);
+    // Only a taskgroup's wait needs this worker's group account settled.
+    if (!next_is_child(*w)) {
+      if (why == fiber::wait_kind::taskgroup)
+        flush_finished_children(*w);
+      else
+        flush_parent_batch(*w);
+    }
     if (cond()) {
       trace_busy(*w);
       return *w;
