@@ -194,15 +194,17 @@ void spawn(worker& w, const task_request& r) {
   // In a team of one, a task also runs at once while 64 of this thread's tasks wait in its queues:
   // libgomp's rule (64 per thread), which makes a one-thread recursion nearly sequential. A task
   // that would wait for a sibling created after it is as unsafe there as on libgomp.
-  // Past max_nesting such tasks are deferred, so that a deep recursion does not overflow the stack.
+  // A deep recursion runs them in place while the stack has room: on a fiber, its room is known
+  // (deferring there only moved the excess onto new fibers: 17 stacks for a one-thread tree);
+  // on a thread's own stack, max_nesting bounds it. Past that, tasks are deferred.
   const team& crew = *current().crew;
+  bool room = w.nesting < core::max_nesting || (w.context->stack_low && core::stack_has_room(w));
   bool run_now =
       (crew.level == 0 ||
        (crew.size == 1 && (w.local_count >= queued_per_thread || w.queue->owner_holds_at_least(queued_per_thread)))) &&
-      !(r.flags & GOMP_TASK_FLAG_DETACH) && w.nesting < core::max_nesting;
+      !(r.flags & GOMP_TASK_FLAG_DETACH) && room;
   bool undeferred = !r.if_clause || (creator->door_bits & door_final) || run_now;
-  if (undeferred && !(r.flags & (GOMP_TASK_FLAG_DEPEND | GOMP_TASK_FLAG_DETACH)) && !s.cancellation &&
-      w.nesting < core::max_nesting) {
+  if (undeferred && !(r.flags & (GOMP_TASK_FLAG_DEPEND | GOMP_TASK_FLAG_DETACH)) && !s.cancellation && room) {
     run_included(w, r, (r.flags & GOMP_TASK_FLAG_FINAL) || (creator->door_bits & door_final));
     return;
   }
