@@ -4,8 +4,10 @@
 #include <weft/weft.h>
 
 #include <cstdio>
+#include <string>
 
 #include "core/engine.hpp"
+#include "trace/names.hpp"
 
 namespace weft::core {
 // Completions of bound tasks whose events were fulfilled where a task cannot be completed (a
@@ -157,6 +159,7 @@ int describe_events(char* out, std::size_t size) {
   std::size_t used = 0;
   int found = 0;
   out[0] = 0;
+  trace::symbolizer names;  // program functions are mostly local symbols, which dladdr cannot see
   rt->event_depot.for_each_block([&](void* block) {
     auto* e = static_cast<event*>(block);
     if (!e->live.load(std::memory_order_acquire) || e->count.load(std::memory_order_relaxed) <= 0) return;
@@ -165,12 +168,10 @@ int describe_events(char* out, std::size_t size) {
     core::task* t = e->bound.load(std::memory_order_relaxed);
     int n;
     if (t) {
-      Dl_info info{};
-      const void* fn = e->bound_fn.load(std::memory_order_relaxed);
-      const char* name = dladdr(fn, &info) && info.dli_sname ? info.dli_sname : "?";
-      n = std::snprintf(out + used, size - used,
-                        "  event %p: %d fulfilment(s) missing; task %p (%s) cannot complete until then\n",
-                        static_cast<void*>(e), e->count.load(std::memory_order_relaxed), static_cast<void*>(t), name);
+      std::string name = names.name_of(e->bound_fn.load(std::memory_order_relaxed));
+      n = std::snprintf(
+          out + used, size - used, "  event %p: %d fulfilment(s) missing; task %p (%s) cannot complete until then\n",
+          static_cast<void*>(e), e->count.load(std::memory_order_relaxed), static_cast<void*>(t), name.c_str());
     } else {
       n = std::snprintf(out + used, size - used, "  event %p: %d fulfilment(s) missing%s\n", static_cast<void*>(e),
                         e->count.load(std::memory_order_relaxed),

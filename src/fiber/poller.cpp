@@ -6,9 +6,11 @@
 
 #include <cstdio>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "core/runtime.hpp"
+#include "trace/names.hpp"
 
 namespace weft::fiber {
 
@@ -44,8 +46,10 @@ int poll_all(int worker_id) {
       ++progressed;
       if (trace::on) [[unlikely]] {
         std::uint64_t slot = (start + static_cast<unsigned>(i)) % static_cast<unsigned>(limit);
-        if (core::worker* w = core::current_worker) trace::record(w->trace, trace::event_type::poll, slot, static_cast<std::uint64_t>(r));
-        else trace::record_foreign(trace::event_type::poll, slot, static_cast<std::uint64_t>(r), 0, 0);
+        if (core::worker* w = core::current_worker)
+          trace::record(w->trace, trace::event_type::poll, slot, static_cast<std::uint64_t>(r));
+        else
+          trace::record_foreign(trace::event_type::poll, slot, static_cast<std::uint64_t>(r), 0, 0);
       }
     }
     p->busy.store(false, std::memory_order_release);
@@ -56,13 +60,13 @@ int poll_all(int worker_id) {
 void describe_pollers(char* out, std::size_t size) {
   std::size_t used = 0;
   out[0] = 0;
+  trace::symbolizer names;  // program functions are mostly local symbols, which dladdr cannot see
   for (auto& slot : poller_slots) {
     poller* p = slot.load(std::memory_order_acquire);
     if (!p || used >= size) continue;
-    Dl_info info{};
-    const char* name = dladdr(reinterpret_cast<void*>(p->fn), &info) && info.dli_sname ? info.dli_sname : "?";
-    int n = std::snprintf(out + used, size - used, "  poller %s(%p): %llu calls, %llu with progress\n", name, p->arg,
-                          static_cast<unsigned long long>(p->calls.load(std::memory_order_relaxed)),
+    std::string name = names.name_of(reinterpret_cast<const void*>(p->fn));
+    int n = std::snprintf(out + used, size - used, "  poller %s(%p): %llu calls, %llu with progress\n", name.c_str(),
+                          p->arg, static_cast<unsigned long long>(p->calls.load(std::memory_order_relaxed)),
                           static_cast<unsigned long long>(p->hits.load(std::memory_order_relaxed)));
     if (n > 0) used += static_cast<std::size_t>(n);
   }

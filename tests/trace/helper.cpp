@@ -74,6 +74,10 @@ void waiter_with_label(void* p) {
 void waiter_without_label(void* p) {
   weft_event_wait(*static_cast<weft_event_t**>(p));
 }
+// Returns at once; its completion waits for the event (the watchdog lists the event by this name).
+void bound_to_event(void* p) {
+  weft_event_bind(*static_cast<weft_event_t**>(p));
+}
 
 void recorded_step(void* p) {
   step(p);
@@ -113,12 +117,16 @@ int main(int argc, char** argv) {
   }
   if (std::strcmp(mode, "watchdog") == 0) {
     weft_event_t* e = weft_event_create(1);
+    weft_event_t* bound = weft_event_create(1);
     submit(&waiter_with_label, &e, sizeof e, "late_event_waiter");
     submit(&waiter_without_label, &e, sizeof e, nullptr);
+    submit(&bound_to_event, &bound, sizeof bound, nullptr);
     std::this_thread::sleep_for(std::chrono::milliseconds(1800));
     weft_event_fulfill(e);
+    weft_event_fulfill(bound);
     int status = weft_taskwait();
     weft_event_destroy(e);
+    weft_event_destroy(bound);
     return status == WEFT_OK && weft_finalize() == WEFT_OK ? 0 : 5;
   }
   if (std::strcmp(mode, "graph-change") == 0) {
