@@ -31,6 +31,17 @@ struct child_outcome {
   std::string out, err;
 };
 
+// How a child ended and what it printed, for a failed assertion's message.
+inline std::string describe(const child_outcome& o) {
+  std::ostringstream s;
+  if (o.hung)
+    s << "HUNG (killed after the time limit, " << o.seconds << " s)";
+  else
+    s << (o.exited ? "exited " : "killed by signal ") << o.status << " after " << o.seconds << " s";
+  s << "\n--- stdout ---\n" << o.out << "--- stderr ---\n" << o.err;
+  return s.str();
+}
+
 inline std::string read_file(const std::string& path) {
   std::ifstream f(path);
   std::stringstream s;

@@ -101,6 +101,7 @@ TEST(Shutdown, FinalizeFromAnotherThreadThanInit) {
 
 // --- the helper program --------------------------------------------------------------------------
 using outcome = weft_test::child_outcome;
+using weft_test::describe;
 
 outcome run_helper(const char* program, const char* mode, int workers) {
   return weft_test::run_child(program, mode, {"WEFT_NUM_THREADS=" + std::to_string(workers)}, 60);
@@ -121,17 +122,6 @@ void PrintTo(const helper_case& h, std::ostream* os) {
 }
 
 class ExitWithPending : public ::testing::TestWithParam<helper_case> {};
-
-std::string describe(const outcome& o) {
-  std::ostringstream s;
-  s << (o.hung     ? "HUNG (killed after 60 s)"
-        : o.exited ? "exited "
-                   : "killed by signal ")
-    << (o.hung ? 0 : o.status) << "\n--- stdout ---\n"
-    << o.out << "--- stderr ---\n"
-    << o.err;
-  return s.str();
-}
 
 TEST_P(ExitWithPending, ExitReportsPendingTasks) {
   for (const char* mode : {"exit-pending", "return-pending"}) {

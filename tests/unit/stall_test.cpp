@@ -22,6 +22,7 @@
 namespace {
 
 using outcome = weft_test::child_outcome;
+using weft_test::describe;
 
 // A run takes about WEFT_WATCHDOG (1 s) plus start-up; sanitized builds are slower.
 double hang_limit() {
@@ -32,17 +33,6 @@ outcome run_helper(const char* mode, int workers, const char* watchdog) {
   std::vector<std::string> env{"WEFT_NUM_THREADS=" + std::to_string(workers)};
   if (watchdog) env.push_back(std::string("WEFT_WATCHDOG=") + watchdog);
   return weft_test::run_child(WEFT_SUSPENSION_HELPER, mode, env, hang_limit());
-}
-
-std::string describe(const outcome& o) {
-  std::ostringstream s;
-  if (o.hung) {
-    s << "HUNG (killed after " << hang_limit() << " s)";
-  } else {
-    s << (o.exited ? "exited " : "killed by signal ") << o.status << " after " << o.seconds << " s";
-  }
-  s << "\n--- stdout ---\n" << o.out << "--- stderr ---\n" << o.err;
-  return s.str();
 }
 
 // The "event=0x..." lines of the helper's stdout.
@@ -77,8 +67,8 @@ TEST_P(Stall, FinalizeReportsAndReturnsStalled) {
   auto events = events_of(o.out);
   ASSERT_FALSE(events.empty()) << describe(o);
   for (const auto& e : events)
-    EXPECT_NE(o.err.find(e), std::string::npos) << "the report does not name the unfulfilled event " << e << ": "
-                                                << describe(o);
+    EXPECT_NE(o.err.find(e), std::string::npos)
+        << "the report does not name the unfulfilled event " << e << ": " << describe(o);
   EXPECT_NE(o.err.find("fulfil"), std::string::npos) << describe(o);
   EXPECT_NE(o.err.find("weft_finalize"), std::string::npos) << "no report from weft_finalize: " << describe(o);
 }
@@ -108,8 +98,7 @@ TEST_P(Watchdog, ReportsALongWaitThatEndsLater) {
       << "workers=" << workers << ": " << describe(o);
   auto events = events_of(o.out);
   ASSERT_EQ(events.size(), 1u) << describe(o);
-  EXPECT_NE(o.err.find(events[0]), std::string::npos) << "the watchdog report does not name the event: "
-                                                      << describe(o);
+  EXPECT_NE(o.err.find(events[0]), std::string::npos) << "the watchdog report does not name the event: " << describe(o);
 }
 
 INSTANTIATE_TEST_SUITE_P(Workers, Watchdog, ::testing::Values(2),

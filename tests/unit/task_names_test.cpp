@@ -16,16 +16,7 @@
 namespace {
 
 using outcome = weft_test::child_outcome;
-
-std::string describe(const outcome& o) {
-  std::ostringstream s;
-  if (o.hung)
-    s << "HUNG";
-  else
-    s << (o.exited ? "exited " : "killed by signal ") << o.status << " after " << o.seconds << " s";
-  s << "\n--- stdout ---\n" << o.out << "--- stderr ---\n" << o.err;
-  return s.str();
-}
+using weft_test::describe;
 
 outcome run_helper(const char* mode, std::vector<std::string> env) {
   return weft_test::run_child(WEFT_TRACE_HELPER, mode, env, 60.0);

@@ -18,21 +18,12 @@
 namespace {
 
 using outcome = weft_test::child_outcome;
+using weft_test::describe;
 
 constexpr std::uint16_t ev_create = 1, ev_end = 5;
 
 std::string trace_path(const std::string& name) {
   return "/tmp/weft_trace_signal_" + std::to_string(getpid()) + "_" + name + ".trace";
-}
-
-std::string describe(const outcome& o) {
-  std::ostringstream s;
-  if (o.hung)
-    s << "HUNG";
-  else
-    s << (o.exited ? "exited " : "killed by signal ") << o.status << " after " << o.seconds << " s";
-  s << "\n--- stdout ---\n" << o.out << "--- stderr ---\n" << o.err;
-  return s.str();
 }
 
 outcome run_helper(const std::string& mode, const std::string& trace, int workers) {
