@@ -379,7 +379,7 @@ team* fork(worker& w, void (*fn)(void*), void* data, unsigned requested, unsigne
   home& h = homes[w.id];
   // Only the worker's own sequential context keeps a hot team: a target region's initial task
   // is at level 0 too, but may run inside a region of that very team.
-  bool hot = enc.crew == h.solo;
+  bool hot = enc.crew->sequential;
   if (hot && h.hot && h.hot->size == n) {
     t = h.hot;
   } else {
