@@ -64,6 +64,9 @@ const char* name(steal_policy p) {
   return "?";
 }
 const char* name(wait_policy p) { return p == wait_policy::active ? "active" : "passive"; }
+const char* name(gang_policy p) {
+  return p == gang_policy::off ? "off" : p == gang_policy::nested ? "nested" : "all";
+}
 
 namespace {
 // A byte count with an optional K, M or G suffix; out keeps its value when the variable is unset.
@@ -105,6 +108,11 @@ bool config::from_environment(config& c, std::string& error) {
     static const char* const names[] = {"random", "history", "hybrid"};
     static const steal_policy values[] = {steal_policy::random, steal_policy::history, steal_policy::hybrid};
     if (!parse_choice("WEFT_STEAL", names, values, c.steal, error)) return false;
+  }
+  {
+    static const char* const names[] = {"off", "nested", "all"};
+    static const gang_policy values[] = {gang_policy::off, gang_policy::nested, gang_policy::all};
+    if (!parse_choice("WEFT_GANG", names, values, c.gang, error)) return false;
   }
   {
     static const char* const names[] = {"active", "passive"};
@@ -157,6 +165,7 @@ std::string config::describe() const {
      << "  WEFT_SCHEDULE=" << name(schedule) << "\n"
      << "  WEFT_STEAL=" << name(steal) << "\n"
      << "  WEFT_WAIT_POLICY=" << name(wait) << "\n"
+     << "  WEFT_GANG=" << name(gang) << " (OpenMP regions run as fibers on the workers)\n"
      << "  WEFT_MAX_PRIORITY=" << max_priority << "\n"
      << "  WEFT_MAX_TASKS=" << max_tasks << "\n"
      << "  WEFT_MAX_READY=" << max_ready << "\n"

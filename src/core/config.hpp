@@ -9,6 +9,9 @@ namespace weft::core {
 enum class schedule_policy { depth, fifo, priority };
 enum class steal_policy { random, history, hybrid };
 enum class wait_policy { active, passive };
+// OpenMP parallel regions whose members run as fibers on the existing workers, gang-scheduled
+// (ICS'21): none, those opened inside another region (nested), or every region.
+enum class gang_policy { off, nested, all };
 
 struct config {
   int num_workers = 0;            // 0: one per core of the affinity mask
@@ -16,6 +19,7 @@ struct config {
   schedule_policy schedule = schedule_policy::depth;
   steal_policy steal = steal_policy::hybrid;
   wait_policy wait = wait_policy::passive;
+  gang_policy gang = gang_policy::nested;  // WEFT_GANG=off|nested|all
   int max_priority = 8;
   std::int64_t max_tasks = 0;     // 0: default computed from the worker count
   std::int64_t max_ready = 0;     // per producer; 0: default
@@ -40,5 +44,6 @@ struct config {
 const char* name(schedule_policy p);
 const char* name(steal_policy p);
 const char* name(wait_policy p);
+const char* name(gang_policy p);
 
 }  // namespace weft::core

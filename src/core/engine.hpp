@@ -153,8 +153,15 @@ inline void make_ready(worker& w, task* t, bool may_run_next) {
 }
 // Runs ready work on this stack until done() holds: for waits that every ready task serves (team
 // barriers, finalize). Returns the worker it ends on.
+// slot: a fiber-run gang member's wait, which parks when idle instead of holding the worker; its
+// waker makes done() true, then calls wake_published on the slot's context and ticket.
+struct park_slot {
+  std::atomic<fiber::context*>& context;
+  std::atomic<std::uint64_t>& ticket;
+  const void* on;
+};
 template <class Done>
-worker& run_until(worker& w, Done&& done);
+worker& run_until(worker& w, Done&& done, const park_slot* slot = nullptr);
 // Waits until cond() holds, for a waker that makes it true and then calls wake_published on the
 // same slots. run_here(worker&) may run something the wait needs on this stack (true when it ran
 // something). Otherwise the context parks. cond() must read with seq_cst. Returns the worker the
@@ -186,6 +193,7 @@ void spill_local(worker& w, int keep = 0);
 task* find_child_work(worker& w);                // a ready child of w.current, or null
 task* find_group_work(worker& w, taskgroup* g);  // a ready task counted in g, or null
 void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins);
+bool work_visible(runtime& rt, const gang& g);  // ready tasks in g's queues or the priority lanes
 // Called by a producer before it creates a task: the bounds are looked at out of line, every
 // throttle_interval creations or when the local buffer is full.
 void throttle_check(worker& w);
@@ -214,7 +222,36 @@ extern void (*stop_hook)();
 worker* add_worker(bool start_thread);  // caller holds grow_lock (or is starting the runtime)
 worker* recruit();                      // a pooled worker without a job, added when none is free
 void dispatch(worker& target, gang_job* job);
+void ensure_workers(int count);  // adds pooled workers until the runtime has count of them
 worker* adopt_thread();  // the calling foreign thread becomes a worker with its own gang
+
+// --- gang-scheduled members (sched/scheduler.cpp; the OpenMP door's nested regions) ------------
+// A member of a gang-scheduled team runs as a fiber on the existing workers: offered to a reserved
+// worker, started by it (or by an idle worker that takes it) at a scheduling point, on a loop
+// fiber of its own, so that no member ever runs above another's frames. While it runs, the worker
+// serves the member's role (w.portable); a member that waits parks or yields with that role, and
+// the worker's own loop goes back to w.home.
+void offer_gang_member(worker& target, gang_job* job);
+// The member this worker starts next, when any waits (its own first, deepest nest level then
+// oldest gang first; then another worker's), or null.
+gang_job* take_gang_member(worker& w);
+inline bool gang_members_waiting() {
+  return instance->gang_members_waiting.load(std::memory_order_relaxed) > 0;
+}
+// The door's state for the calling thread (the OpenMP member): read when a portable context is set
+// aside and written when one resumes or a worker goes back to its home role. Set by the door.
+extern void* (*door_role_get)();
+extern void (*door_role_set)(void*);
+// Serves role r (a fiber-run member's): the worker's ready tasks held back for the role it leaves
+// go to that role's queue first.
+void adopt_role(worker& w, const role& r);
+// A member parked with this worker as owner whose team has ready tasks (its role needs this
+// worker's loop), or null.
+fiber::context* parked_member_with_work(worker& w);
+// Gives the running context up until ready(arg) holds (the worker's loop runs other work, gang
+// members first, and resumes it): for waits on another member's progress (locks, ordered
+// turns) that may share this worker.
+void yield_context(worker& w, bool (*ready)(void*), void* arg);
 // Waits, without running tasks, until ready() holds: spins, yields, then sleeps on w's word (a
 // waker sets the condition with seq_cst and calls idle_park::wake on the word).
 template <class Ready>

@@ -49,6 +49,21 @@ struct gang {
 // run(job, itself) on its top-level loop.
 struct gang_job {
   void (*run)(gang_job*, worker&);
+  // A gang member offered to workers (offer_gang_member): the list it waits in, its gang's
+  // order (ICS'21 Algorithm 1: nest level, then gang id) and the worker it was reserved on.
+  gang_job* next = nullptr;
+  std::uint64_t gang_id = 0;
+  int nest_level = 0;
+  int reserved_on = -1;
+};
+
+// What a worker serves: the gang, its queue in it, and the door's state for the thread (the
+// OpenMP door's member). A gang member run as a fiber (a gang-scheduled nested region) carries
+// its role in its context, from worker to worker.
+struct role {
+  gang* crew = nullptr;
+  sched::work_deque<task*>* queue = nullptr;
+  void* door = nullptr;
 };
 
 // Counters a single worker writes; summed by weft_get_stats. Relaxed single-writer updates.
@@ -184,6 +199,21 @@ struct alignas(64) worker {
   std::atomic<std::int64_t> finished{0};
   alignas(64) std::atomic<std::uint32_t> sleep_word{0};
   std::atomic<gang_job*> job{nullptr};  // set by whoever recruits this pooled worker
+  // Gang members (fiber-run, see role) reserved on this worker and not started yet, under
+  // gang_lock (taken at forks and by the worker that starts one, never on a task path); how many
+  // it has been given and not finished (Algorithm 1's load); the one its loop starts next.
+  std::atomic<bool> gang_lock{false};
+  gang_job* gang_members = nullptr;
+  std::atomic<int> gang_queued{0};  // members in the list (read without the lock to skip it)
+  std::atomic<int> gang_load{0};
+  gang_job* gang_start = nullptr;
+  // Whether the running context serves a fiber-run member's role (it is then saved with the
+  // context, see set_aside), and the role this worker's own loop serves meanwhile.
+  bool portable = false;
+  role home{nullptr, &deque, nullptr};
+  // Fiber-run members parked with this worker as owner: while one's team has ready tasks, this
+  // worker's loop serves that member's role (nobody else may use its queue meanwhile).
+  std::vector<fiber::context*> parked_members;
   std::unique_ptr<gang> own_gang;       // an adopted thread's gang of one
   // Execution contexts (see fiber/context.hpp). The running one, the thread's own stack, loop
   // fibers kept for the next suspension, contexts yielded here (resumed by this worker only), and
@@ -233,6 +263,10 @@ struct runtime {
   // More workers than cores in the mask: a waiter that spins holds the core of the thread it waits
   // for, so every wait gives the core up after a short spin.
   std::atomic<bool> oversubscribed{false};
+  // Gang members offered and not yet started, on all workers (a scheduling point looks at the
+  // lists only when this is positive; written at forks and starts only).
+  alignas(64) std::atomic<int> gang_members_waiting{0};
+  std::atomic<std::uint64_t> next_gang_id{0};
   // Ready tasks of priority > 0 (or all tasks under WEFT_SCHEDULE=priority), highest level first.
   std::atomic<sched::priority_lane<task*>*> lanes[64] = {};  // levels 0..max_priority, made on first use
   alignas(64) std::atomic<std::int64_t> priority_ready{0};

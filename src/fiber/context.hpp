@@ -37,6 +37,12 @@ struct alignas(64) context {
   std::atomic<int> owner{-1};          // worker it runs on or last ran on (relaxed: reports read it)
   int tied_frames = 0;                 // tied tasks running on it: it may only resume on `owner`
   core::gang* crew = nullptr;          // gang it ran in when it parked (an untied resume stays in it)
+  // The worker's role (core::role) when it was set aside: gang above, and the queue and door
+  // state here; restored where it resumes (see sched's enter). Portable: a fiber-run gang
+  // member's, which resumes through its owner's inbox, never a gang's queue.
+  bool portable = false;
+  void* role_queue = nullptr;
+  void* role_door = nullptr;
   std::atomic<std::uint64_t> wake{0};  // see wake_* above
   // The worker's view of the running task, kept while parked and restored on resume.
   core::task* saved_current = nullptr;

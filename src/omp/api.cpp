@@ -35,6 +35,16 @@ void lock_word(std::atomic<int>& word) {
         word.compare_exchange_weak(c, 1, std::memory_order_acquire, std::memory_order_relaxed))
       return;
   }
+  if (waits_must_yield()) {
+    // The holder may be a member parked on this worker: its turn comes while this one steps aside.
+    auto free = [](void* v) { return static_cast<std::atomic<int>*>(v)->load(std::memory_order_relaxed) == 0; };
+    for (;;) {
+      c = 0;
+      if (word.compare_exchange_strong(c, 1, std::memory_order_acquire, std::memory_order_relaxed)) return;
+      if (c == 2 && !waits_must_yield()) break;  // sleepers: the holder wakes one on unlock
+      yield_member(free, &word);
+    }
+  }
   c = word.exchange(2, std::memory_order_acquire);
   while (c != 0) {
     futex_wait(word, 2);

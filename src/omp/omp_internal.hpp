@@ -124,6 +124,10 @@ struct alignas(64) member {
   core::gang* saved_crew = nullptr;
   sched::work_deque<task*>* saved_queue = nullptr;
   member* saved_me = nullptr;
+  bool saved_portable = false;
+  // A fiber-run member parked at a barrier: where its waker finds it.
+  std::atomic<fiber::context*> wait_context{nullptr};
+  std::atomic<std::uint64_t> wait_ticket{0};
   int team_num = 0, num_teams = 1;  // teams construct on the host
   // ICVs an undeferred or included task changed: that task's own copy, and what its end restores.
   struct icv_save {
@@ -152,6 +156,10 @@ struct alignas(64) team {
   core::gang crew;
   int level = 0, active_level = 0;
   bool sequential = false;   // an initial task's team of one (its implicit task is the worker's root)
+  // Gang-scheduled (WEFT_GANG): members 1.. run as fibers on the existing workers, and the last
+  // of the members to leave deletes the team.
+  bool fibers = false;
+  std::atomic<int> refs{0};
   int reserved = 0;          // threads taken from the contention group for this region
   member* parent = nullptr;  // the encountering thread's member
   icvs child_icv{};
@@ -209,6 +217,17 @@ inline void end_explicit_icvs(member& m, task* t) {
   m.icv_writer = m.icv_saves.back().writer;
   m.icv_saves.pop_back();
 }
+
+// --- waits that may need another member of this worker (team.cpp) ------------------------------
+// While gang-scheduled teams (WEFT_GANG) exist, the thread a wait depends on (a lock's holder, the
+// member whose turn it is) may be a fiber parked on this very worker: such waits give the context
+// up to the worker's loop instead of blocking or spinning in place.
+extern std::atomic<int> fiber_teams_live;
+inline bool waits_must_yield() {
+  return fiber_teams_live.load(std::memory_order_relaxed) > 0 && core::current_worker;
+}
+// Steps aside until ready(arg) holds (null: at once after other work had a turn).
+void yield_member(bool (*ready)(void*), void* arg);
 
 // --- team operations (team.cpp) -----------------------------------------------------------------
 void barrier(worker& w, member& m);

@@ -1,5 +1,6 @@
 // Parallel regions on gangs of workers: fork, join, barriers, single, critical, and the start of
 // the runtime through the OpenMP door.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -13,6 +14,12 @@
 namespace weft::omp {
 
 constinit thread_local member* me = nullptr;
+std::atomic<int> fiber_teams_live{0};
+
+void yield_member(bool (*ready)(void*), void* arg) {
+  static constexpr auto at_once = [](void*) { return true; };
+  core::yield_context(*core::current_worker, ready ? ready : +at_once, arg);
+}
 
 namespace {
 
@@ -76,6 +83,7 @@ void enter(worker& w, team* t, int k) {
   m.saved_crew = w.crew;
   m.saved_queue = w.queue;
   m.saved_me = me;
+  m.saved_portable = w.portable;
   core::init_implicit(&m.implicit, &m.group);
   reset_group(m.group, &m.implicit, t->reductions);
   m.crew = t;
@@ -90,27 +98,50 @@ void enter(worker& w, team* t, int k) {
   m.team_num = t->parent->team_num;  // a parallel region inside a host teams region
   m.num_teams = t->parent->num_teams;
   w.current = &m.implicit;
-  core::spill_local(w);  // tasks of the enclosing team stay with it
-  w.crew = &t->crew;
-  w.queue = t->queue_of[k];
-  me = &m;
+  // Ready tasks this worker holds for the enclosing team stay with that team.
+  core::adopt_role(w, core::role{&t->crew, t->queue_of[k], &m});
+  if (t->fibers)
+    w.portable = true;  // the role travels with the member's context; the worker's loop keeps its home
+  else if (!w.portable)
+    w.home = core::role{w.crew, w.queue, me};  // the thread's own role
   if (config().display_affinity) display_affinity_on_entry(m);
 }
 
 void leave(worker& w, member& m) {
   w.current = m.saved_current;
+  if (m.crew->fibers) {
+    // Member 0 goes back to the encountering context's role. The others started at a loop's
+    // top and end in the worker's home role now (a member that started on a pooled worker may end
+    // on one serving a team).
+    bool encountering = m.thread_num == 0;
+    core::adopt_role(w, encountering ? core::role{m.saved_crew, m.saved_queue, m.saved_me} : w.home);
+    w.portable = encountering && m.saved_portable;
+    return;
+  }
   w.crew = m.saved_crew;
   w.queue = m.saved_queue;
   me = m.saved_me;
+  if (!w.portable) w.home = core::role{w.crew, w.queue, me};
 }
 
-bool wait_at(worker& w, member& m, team::sync_point& p, bool cancellable);
+// A gang-scheduled team is deleted by the last member out (members 1.. may still be between the
+// end barrier and their last touch of it when member 0 returns).
+void release_team(team* t) {
+  if (t->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    delete t;
+    fiber_teams_live.fetch_sub(1, std::memory_order_relaxed);
+  }
+}
+
+bool wait_at(worker& w, member& m, team::sync_point& p, bool cancellable, bool stay = true);
 
 // The implicit barrier at a region's end. A combined parallel loop whose body gcc split inline
 // (static schedule) never ends its work share: it ends with the region.
+// A fiber-run member (1..) only arrives: nothing after the region needs it, and a member that
+// parked here would be resumed by its worker only after that worker's own team moved on.
 void end_region(worker& w, member& m) {
   if (m.ws) leave_workshare(m);
-  wait_at(w, m, m.crew->end, false);
+  wait_at(w, m, m.crew->end, false, !m.crew->fibers || m.thread_num == 0);
   leave(w, m);
 }
 
@@ -125,6 +156,16 @@ void run_member(worker& w, team* t, int k) {
   }
   t->fn(t->data);
   end_region(w, m);
+}
+
+// A gang-scheduled member, started at the top of a loop fiber of whichever worker took it.
+void member_fiber_main(core::gang_job* job, worker& w) {
+  auto* j = static_cast<member_job*>(job);
+  team* t = j->crew;
+  int reserved_on = j->reserved_on;
+  run_member(w, t, j->index);
+  core::instance->workers[reserved_on]->gang_load.fetch_sub(1, std::memory_order_relaxed);
+  release_team(t);
 }
 
 void member_main(core::gang_job* job, worker& w) {
@@ -145,6 +186,12 @@ void member_main(core::gang_job* job, worker& w) {
     break;
   }
   t->gone.fetch_add(1, std::memory_order_release);
+}
+
+// Whether a region enc starts runs its members as fibers (WEFT_GANG): nested regions, or all.
+bool gang_scheduled(const member& enc) {
+  core::gang_policy g = core::instance->cfg.gang;
+  return g == core::gang_policy::all || (g == core::gang_policy::nested && enc.level >= 1);
 }
 
 // The team size of a region enc starts, with the threads it takes from enc's contention group
@@ -205,6 +252,8 @@ void start_door(int workers) {
   o.door = "OpenMP door";
   if (core::start_runtime(o) != WEFT_OK) fatal("the runtime could not start (see the message above)");
   core::stop_hook = stop_door;
+  core::door_role_get = [] { return static_cast<void*>(me); };
+  core::door_role_set = [](void* m) { me = static_cast<member*>(m); };
 }
 }  // namespace
 
@@ -309,11 +358,13 @@ icvs& writable_icvs() {
 }
 
 namespace {
-bool wait_at(worker& w, member& m, team::sync_point& p, bool cancellable) {
+// stay: wait for the others (else arrive and go on).
+bool wait_at(worker& w, member& m, team::sync_point& p, bool cancellable, bool stay) {
   team* t = m.crew;
   core::finish_implicit(w, implicit_of(w, m));
   if (t->size == 1) return cancellable && t->cancelled.load(std::memory_order_relaxed);
-  auto cancelled = [t, cancellable] { return cancellable && t->cancelled.load(std::memory_order_acquire); };
+  // seq_cst reads: a fiber-run member parks after publishing its context (see run_until).
+  auto cancelled = [t, cancellable] { return cancellable && t->cancelled.load(std::memory_order_seq_cst); };
   if (cancelled()) return true;
   unsigned gen = p.gen.load(std::memory_order_acquire);
   if (p.arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<unsigned>(t->size)) {
@@ -321,6 +372,15 @@ bool wait_at(worker& w, member& m, team::sync_point& p, bool cancellable) {
     p.gen.store(gen + 1, std::memory_order_seq_cst);  // seq_cst: pairs with the sleepers' fence
     wake_members(t, m.thread_num);
     return false;
+  }
+  if (!stay) return false;
+  if (t->fibers) {
+    // The members it waits for may be queued on this very worker: they start (and this member
+    // parks) rather than this member spinning.
+    core::park_slot slot{m.wait_context, m.wait_ticket, &p};
+    core::run_until(
+        w, [&p, gen, &cancelled] { return p.gen.load(std::memory_order_seq_cst) != gen || cancelled(); }, &slot);
+    return p.gen.load(std::memory_order_acquire) == gen;
   }
   // While no member has a task in flight there is nothing to run: poll the barrier alone, with
   // short pauses, so that its release is seen within a few hundred cycles. Not with more threads
@@ -341,6 +401,11 @@ bool wait_at(worker& w, member& m, team::sync_point& p, bool cancellable) {
 }  // namespace
 
 void wake_members(team* t, int except) {
+  if (t->fibers) {
+    for (int k = 0; k < t->size; ++k)
+      if (k != except) core::wake_published(t->members[k]->wait_context, t->members[k]->wait_ticket);
+    return;
+  }
   for (int k = 0; k < t->size; ++k) {
     auto& word = *t->crew.words[k];
     if (k != except && word.load(std::memory_order_seq_cst) == 1) sched::idle_park::wake(word);
@@ -377,10 +442,18 @@ team* fork(worker& w, void (*fn)(void*), void* data, unsigned requested, unsigne
   int n = team_size_for(enc, requested, reserved);
   team* t;
   home& h = homes[w.id];
+  const bool fibers = n > 1 && gang_scheduled(enc);
   // Only the worker's own sequential context keeps a hot team: a target region's initial task
   // is at level 0 too, but may run inside a region of that very team.
-  bool hot = enc.crew->sequential;
-  if (hot && h.hot && h.hot->size == n) {
+  bool hot = enc.crew->sequential && !fibers;
+  if (fibers) {
+    t = new team(n);
+    t->fibers = true;
+    t->refs.store(n, std::memory_order_relaxed);
+    fiber_teams_live.fetch_add(1, std::memory_order_relaxed);
+    t->crew.queues.assign(t->queue_of.begin(), t->queue_of.end());  // members name no worker
+    t->bound = 1;
+  } else if (hot && h.hot && h.hot->size == n) {
     t = h.hot;
   } else {
     if (hot && h.hot) {
@@ -408,8 +481,64 @@ team* fork(worker& w, void (*fn)(void*), void* data, unsigned requested, unsigne
   return t;
 }
 
+namespace {
+// Offers members 1.. of a gang-scheduled team to reserved workers (ICS'21 Algorithm 1's
+// get_workers): the workers the encountering thread serves with, starting next to it, each
+// taken while its load of gang members is at most the average, else the least loaded.
+void offer_members(worker& w, team* t) {
+  core::runtime& rt = *core::instance;
+  std::vector<int> ids;
+  const core::gang* crew = w.portable ? w.home.crew : w.crew;
+  if (crew && crew->size() > 1) {
+    ids = crew->members;
+  } else {
+    // A sequential context (WEFT_GANG=all): every worker of the pool, grown to the team's size
+    // (at most the initial nthreads-var) once.
+    core::ensure_workers(std::min(t->size, std::max(config().initial.nthreads, 1)));
+    for (int i = 0, n = rt.worker_count.load(std::memory_order_acquire); i < n; ++i)
+      if (rt.workers[i]->has_thread || i == w.id) ids.push_back(i);
+  }
+  int count = static_cast<int>(ids.size());
+  int pos = 0;
+  for (int i = 0; i < count; ++i)
+    if (ids[i] == w.id) pos = i;
+  long load = 0;
+  for (int id : ids) load += rt.workers[id]->gang_load.load(std::memory_order_relaxed);
+  std::uint64_t gang_id = rt.next_gang_id.fetch_add(1, std::memory_order_relaxed);
+  int next = pos + 1;
+  for (int k = 1; k < t->size; ++k) {
+    long average = (load + t->size - 1) / count;
+    int pick = -1, least = -1;
+    for (int i = 0; i < count; ++i) {
+      int id = ids[(next + i) % count];
+      int l = rt.workers[id]->gang_load.load(std::memory_order_relaxed);
+      if (l <= average) {
+        pick = (next + i) % count;
+        break;
+      }
+      if (least < 0 || l < rt.workers[ids[least]]->gang_load.load(std::memory_order_relaxed)) least = (next + i) % count;
+    }
+    if (pick < 0) pick = least;
+    next = pick + 1;
+    member_job& j = t->jobs[k];
+    j.run = member_fiber_main;
+    j.crew = t;
+    j.index = k;
+    j.gang_id = gang_id;
+    j.nest_level = t->level;
+    j.reserved_on = ids[pick];
+    ++load;
+    core::offer_gang_member(*rt.workers[ids[pick]], &j);
+  }
+}
+}  // namespace
+
 // Starts the members (after the master has set up a combined construct's work share).
 void launch(team* t) {
+  if (t->fibers) {
+    offer_members(self(), t);
+    return;
+  }
   ++t->runs;
   t->dispatch_gen.store(static_cast<unsigned>(t->runs), std::memory_order_seq_cst);
   if (t->bound < t->size) {
@@ -434,7 +563,10 @@ void launch(team* t) {
 void join(worker& w, team* t) {
   end_region(w, *t->members[0]);
   if (t->reserved) t->parent->cg->busy.fetch_sub(t->reserved, std::memory_order_relaxed);
-  if (t != homes[w.id].hot) disband(t);
+  if (t->fibers)
+    release_team(t);
+  else if (t != homes[w.id].hot)
+    disband(t);
 }
 
 void run_initial_task(void (*fn)(void*), void* data, int thread_limit) {

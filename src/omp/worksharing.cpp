@@ -25,6 +25,8 @@ namespace {
 void relax(int& spins) {
   if (++spins < 64) {
     __builtin_ia32_pause();
+  } else if (waits_must_yield()) {
+    yield_member(nullptr, nullptr);  // the member it waits for may be a fiber of this worker
   } else {
     sched_yield();  // teams may have more members than cores
   }

@@ -43,7 +43,7 @@ worker& wait_published(worker& w0, std::atomic<fiber::context*>& slot_context, s
 }
 
 template <class Done>
-worker& run_until(worker& w0, Done&& done) {
+worker& run_until(worker& w0, Done&& done, const park_slot* slot) {
   worker* w = &w0;
   int spins = 0;
   auto ready = [](void* d) { return (*static_cast<std::remove_reference_t<Done>*>(d))(); };
@@ -65,6 +65,14 @@ worker& run_until(worker& w0, Done&& done) {
       w = &yield_until(*w, ready, &done, fiber::wait_kind::barrier, c);
       continue;
     }
+    // A gang member waiting for a worker starts on a loop fiber while this context steps aside.
+    if (w->gang_start || gang_members_waiting()) {
+      if (!w->gang_start) w->gang_start = take_gang_member(*w);
+      if (w->gang_start) {
+        w = &yield_until(*w, ready, &done, fiber::wait_kind::barrier);
+        continue;
+      }
+    }
     if (fiber::pollers_active()) fiber::poll_all(w->id);
     if (deferred_pending.load(std::memory_order_relaxed)) run_deferred(*w);
     if (!stack_has_room(*w)) {
@@ -79,6 +87,28 @@ worker& run_until(worker& w0, Done&& done) {
         execute_task(*w, t);
         w = worker_after_switch();
       }
+      continue;
+    }
+    // A fiber-run member parks, after a short spin when nothing else waits for this worker: the
+    // member it waits for may need this worker, whose loop goes on with what stepped aside here.
+    if (slot) {
+      if (!w->yielded && !w->inbox.load(std::memory_order_relaxed) &&
+          ++spins < (instance->oversubscribed.load(std::memory_order_relaxed) ? 0 : 256)) {
+        for (int i = 0; i < 16; ++i) __builtin_ia32_pause();
+        continue;
+      }
+      spins = 0;
+      std::uint64_t ticket = begin_wait(*w);
+      // seq_cst: pairs with the waker, as in wait_published.
+      slot->context.store(w->context, std::memory_order_seq_cst);
+      slot->ticket.store(ticket, std::memory_order_seq_cst);
+      if (done()) continue;
+      w = &park(*w, ticket, fiber::wait_kind::barrier, slot->on);
+      continue;
+    }
+    // A member parked here has ready tasks that only this worker's loop may run (in its role).
+    if (!w->parked_members.empty() && parked_member_with_work(*w)) {
+      w = &yield_until(*w, ready, &done, fiber::wait_kind::barrier);
       continue;
     }
     // Contexts that stepped aside on this worker (yielding tasks, throttled producers) are part of

@@ -68,7 +68,8 @@ task* pop_priority(runtime& rt) {
 
 // victim: an index into the worker's gang.
 task* try_steal_from(worker& w, int victim) {
-  if (w.crew->members[victim] == w.id) return nullptr;
+  // Its own queue by address: a fiber-run member's gang names no worker.
+  if (victim >= w.crew->size() || w.crew->queues[victim] == w.queue) return nullptr;
   task* t = w.crew->queues[victim]->steal();
   if (t) {
     worker_counters::bump(w.counters.steals);
@@ -129,12 +130,16 @@ task* steal(runtime& rt, worker& w) {
   return nullptr;
 }
 
+}  // namespace
+
 bool work_visible(runtime& rt, const gang& g) {
   if (rt.priority_ready.load(std::memory_order_relaxed) > 0) return true;
   for (auto* q : g.queues)
     if (!q->empty()) return true;
   return false;
 }
+
+namespace {
 
 void worker_main(worker* w) {
   current_worker = w;
@@ -387,6 +392,7 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins) {
       [&c] {
         return c.ready(c.arg) || work_visible(*c.rt, *c.crew) || c.rt->stopping.load(std::memory_order_relaxed) ||
                c.w->inbox.load(std::memory_order_seq_cst) || deferred_pending.load(std::memory_order_seq_cst) ||
+               c.rt->gang_members_waiting.load(std::memory_order_seq_cst) > 0 || c.w->gang_start ||
                fiber::pollers_pending.load(std::memory_order_seq_cst) != 0;  // see weft_poller_set_pending
       },
       timeout);
@@ -492,6 +498,77 @@ worker* recruit() {
   return add_worker(true);
 }
 
+namespace {
+void lock_gang_list(worker& w) {
+  while (w.gang_lock.exchange(true, std::memory_order_acquire))
+    while (w.gang_lock.load(std::memory_order_relaxed)) cpu_relax();
+}
+void unlock_gang_list(worker& w) {
+  w.gang_lock.store(false, std::memory_order_release);
+}
+// Algorithm 1's precedence: a deeper nest level first, then the older gang.
+bool runs_before(const gang_job* a, const gang_job* b) {
+  return a->nest_level != b->nest_level ? a->nest_level > b->nest_level : a->gang_id < b->gang_id;
+}
+// Unlinks the member of w's list that runs first (the caller holds w's list).
+gang_job* unlink_first(worker& w) {
+  gang_job** best = &w.gang_members;
+  for (gang_job** p = &w.gang_members; *p; p = &(*p)->next)
+    if (runs_before(*p, *best)) best = p;
+  gang_job* j = *best;
+  if (j) {
+    *best = j->next;
+    j->next = nullptr;
+    w.gang_queued.fetch_sub(1, std::memory_order_relaxed);
+    instance->gang_members_waiting.fetch_sub(1, std::memory_order_relaxed);
+  }
+  return j;
+}
+}  // namespace
+
+void offer_gang_member(worker& target, gang_job* job) {
+  runtime& rt = *instance;
+  target.gang_load.fetch_add(1, std::memory_order_relaxed);
+  lock_gang_list(target);
+  job->next = target.gang_members;
+  target.gang_members = job;
+  target.gang_queued.fetch_add(1, std::memory_order_seq_cst);  // seq_cst: a pooled worker's sleep check
+  // seq_cst: pairs with the fence of a worker going to sleep (its wake-up check reads it).
+  rt.gang_members_waiting.fetch_add(1, std::memory_order_seq_cst);
+  unlock_gang_list(target);
+  sched::idle_park::wake(target.sleep_word);
+}
+
+gang_job* take_gang_member(worker& w) {
+  runtime& rt = *instance;
+  gang_job* j = nullptr;
+  if (w.gang_queued.load(std::memory_order_relaxed) > 0) {
+    lock_gang_list(w);
+    j = unlink_first(w);
+    unlock_gang_list(w);
+    if (j) return j;
+  }
+  // Another worker's, not started yet: any worker may start a member (it runs on a fiber of its
+  // own, so the gangs it already serves never wait under it).
+  int n = rt.worker_count.load(std::memory_order_acquire);
+  int start = static_cast<int>(next_random(w) % static_cast<std::uint64_t>(n));
+  for (int i = 0; i < n && gang_members_waiting(); ++i) {
+    worker& v = *rt.workers[(start + i) % n];
+    if (&v == &w || v.gang_queued.load(std::memory_order_relaxed) == 0) continue;
+    lock_gang_list(v);
+    j = unlink_first(v);
+    unlock_gang_list(v);
+    if (j) return j;
+  }
+  return nullptr;
+}
+
+void ensure_workers(int count) {
+  runtime& rt = *instance;
+  std::lock_guard<std::mutex> lock(rt.grow_lock);
+  while (rt.worker_count.load(std::memory_order_relaxed) < count) rt.pool.push_back(add_worker(true)->id);
+}
+
 void dispatch(worker& target, gang_job* job) {
   target.job.store(job, std::memory_order_seq_cst);  // seq_cst: pairs with the sleeper's fence
   sched::idle_park::wake(target.sleep_word);
@@ -528,6 +605,7 @@ worker* adopt_thread() {
       int id = w->id;
       g->assign(&id, 1);
       w->crew = g;  // a gang of its own (freed at finalize with the worker)
+      w->home = role{g, w->queue, nullptr};
       w->own_gang.reset(g);
     }
   }
@@ -672,10 +750,12 @@ int start_runtime(const door_options& options) {
   rt->root_gang.assign(ids.data(), static_cast<int>(ids.size()));
   for (int i = 0; i < cfg.num_workers; ++i) {
     worker& w = *rt->workers[i];
-    if (!pooled || i == 0)
+    if (!pooled || i == 0) {
       w.crew = &rt->root_gang;
-    else
+      w.home = role{w.crew, w.queue, nullptr};
+    } else {
       rt->pool.push_back(i);
+    }
   }
   std::reverse(rt->pool.begin(), rt->pool.end());  // recruit in id order
   rt->fiber_stack = fiber::fiber_stack_size(cfg.stack_size);

@@ -78,6 +78,9 @@ void set_aside(worker& w, fiber::context* self, fiber::wait_kind why, const void
   self->saved_current = w.current;
   self->saved_nesting = w.nesting;
   self->crew = w.crew;
+  self->portable = w.portable;
+  self->role_queue = w.queue;
+  self->role_door = door_role_get ? door_role_get() : nullptr;
   self->owner.store(w.id, std::memory_order_relaxed);
   self->waiting_for.store(why, std::memory_order_relaxed);
   self->waiting_on.store(on, std::memory_order_relaxed);
@@ -91,8 +94,32 @@ void set_aside(worker& w, fiber::context* self, fiber::wait_kind why, const void
   }
 }
 
+// The worker's own loop serves its home role again (a fiber-run member stepped aside or ended).
+void go_home(worker& w) {
+  adopt_role(w, w.home);
+  w.portable = false;
+}
+
 // Makes `to` the worker's running context (its view restored) before switching to it.
 void enter(worker& w, fiber::context* to) {
+  // A context resumes in the role it had: a fiber-run member's anywhere, any other on the worker
+  // it stepped aside on (which may serve another team by now: a nested region it entered since).
+  // An untied context that moved keeps the role of the worker taking it, in the same gang.
+  if (to->portable) {
+    auto& parked = w.parked_members;
+    for (std::size_t i = 0; i < parked.size(); ++i)
+      if (parked[i] == to) {
+        parked[i] = parked.back();
+        parked.pop_back();
+        break;
+      }
+  }
+  if (to->portable || to->owner.load(std::memory_order_relaxed) == w.id) {
+    adopt_role(w, role{to->crew, static_cast<sched::work_deque<task*>*>(to->role_queue), to->role_door});
+    w.portable = to->portable;
+  } else if (w.portable) {
+    go_home(w);
+  }
   w.context = to;
   w.current = to->saved_current;
   w.nesting = to->saved_nesting;
@@ -105,6 +132,8 @@ void enter(worker& w, fiber::context* to) {
   }
 }
 
+// A loop fiber taking over from a fiber-run member that stepped aside keeps serving that member's
+// role while its team has ready tasks (nobody else serves its queue meanwhile), then goes home.
 void enter_loop(worker& w, fiber::context* loop) {
   w.context = loop;
   w.current = &w.root;
@@ -148,7 +177,8 @@ namespace {
 
 bool has_resumable(void* arg) {
   auto& w = *static_cast<worker*>(arg);
-  return w.resume_next || w.inbox.load(std::memory_order_relaxed) || w.yielded ||
+  return w.resume_next || w.inbox.load(std::memory_order_relaxed) || w.yielded || w.gang_start ||
+         gang_members_waiting() ||
          deferred_pending.load(std::memory_order_relaxed) ||
          (w.crew == nullptr && w.job.load(std::memory_order_relaxed)) ||
          instance->stopping.load(std::memory_order_relaxed);
@@ -169,6 +199,7 @@ std::uint64_t begin_wait(worker& w) {
 worker& park(worker& w, std::uint64_t ticket, fiber::wait_kind why, const void* on) {
   fiber::context* self = w.context;
   set_aside(w, self, why, on);
+  if (self->portable) w.parked_members.push_back(self);
   fiber::context* loop = spare_loop_fiber(w);
   enter_loop(w, loop);
   fiber::switch_to(self, loop, park_after, reinterpret_cast<void*>(static_cast<std::uintptr_t>(ticket)));
@@ -194,8 +225,9 @@ void make_resumable(fiber::context* ctx, bool signal_safe) {
   runtime& rt = *instance;
   worker* w = signal_safe ? nullptr : current_worker;
   // An untied context resumes anywhere in its gang: through this worker's own ready queue, where
-  // it may run next here or be stolen.
-  if (w && w->crew == ctx->crew && !ctx->thread_stack && ctx->tied_frames == 0) {
+  // it may run next here or be stolen. A fiber-run member's resumes on its owner (the gang's
+  // queues may have nobody serving them).
+  if (w && w->crew == ctx->crew && !ctx->thread_stack && ctx->tied_frames == 0 && !ctx->portable) {
     w->queue->push(resume_item(ctx));
     w->crew->park.notify_work();
     return;
@@ -227,6 +259,32 @@ fiber::context* take_resumable(worker& w) {
   return c;
 }
 
+fiber::context* parked_member_with_work(worker& w) {
+  for (fiber::context* c : w.parked_members)
+    if (work_visible(*instance, *c->crew)) return c;
+  return nullptr;
+}
+
+void* (*door_role_get)() = nullptr;
+void (*door_role_set)(void*) = nullptr;
+
+void adopt_role(worker& w, const role& r) {
+  if (w.crew) {
+    if (w.next) {
+      w.queue->push(w.next);
+      w.next = nullptr;
+    }
+    spill_local(w);
+  }
+  w.crew = r.crew;
+  w.queue = r.queue;
+  if (door_role_set) door_role_set(r.door);
+}
+
+void yield_context(worker& w, bool (*ready)(void*), void* arg) {
+  yield_until(w, ready, arg, fiber::wait_kind::yield, nullptr);
+}
+
 bool stack_has_room(const worker& w) {
   const fiber::context* c = w.context;
   std::size_t reserve = c->stack_size / 4 > (std::size_t{64} << 10) ? c->stack_size / 4 : std::size_t{64} << 10;
@@ -240,6 +298,17 @@ void worker_loop() {
     runtime& rt = *instance;
     w.current = &w.root;
     w.nesting = 0;
+    // A gang member handed to this loop by a wait that stepped aside for it comes first.
+    if (w.gang_start || gang_members_waiting()) {
+      gang_job* j = w.gang_start;
+      w.gang_start = nullptr;
+      if (j || (j = take_gang_member(w))) {
+        spins = 0;
+        if (w.portable) go_home(w);  // a member starts from, and ends in, the worker's home role
+        j->run(j, w);                // on this loop fiber, at its top
+        continue;
+      }
+    }
     if (fiber::context* c = take_resumable(w)) {
       spins = 0;
       resume_from_loop(w, c);
@@ -248,10 +317,19 @@ void worker_loop() {
     if (fiber::pollers_active()) fiber::poll_all(w.id);
     if (deferred_pending.load(std::memory_order_relaxed)) run_deferred(w);
     if (!w.crew) {
+      // A gang member that stepped aside here goes on first (a pooled worker may run members).
+      if (w.yielded) {
+        if (fiber::context* c = take_yielded(w, true)) {
+          resume_from_loop(w, c);
+          continue;
+        }
+      }
       // Pooled (OpenMP door): wait for a team to serve, serve it, go back to the pool. The job
       // runs the member's implicit task: tied to this worker.
+      // Gang members reserved here, and their contexts to resume, come to pooled workers too.
       wait_until(w, [&w, &rt] {
-        return w.job.load(std::memory_order_acquire) || rt.stopping.load(std::memory_order_acquire);
+        return w.job.load(std::memory_order_acquire) || rt.stopping.load(std::memory_order_acquire) ||
+               w.gang_queued.load(std::memory_order_seq_cst) > 0 || w.inbox.load(std::memory_order_seq_cst);
       });
       if (gang_job* j = w.job.exchange(nullptr, std::memory_order_acquire)) {
         fiber::context* self = w.context;
@@ -259,6 +337,7 @@ void worker_loop() {
         j->run(j, w);
         --self->tied_frames;
         w.crew = nullptr;
+        w.home = role{nullptr, &w.deque, door_role_get ? door_role_get() : nullptr};
         std::lock_guard<std::mutex> lock(rt.grow_lock);
         rt.pool.push_back(w.id);
         continue;
@@ -289,7 +368,7 @@ void worker_loop() {
         execute_task(*now, t);
         if (worker_after_switch() != now) break;  // this fiber moved with a task that blocked
         if ((now->yielded && ran % 16 == 0) || now->resume_next || now->inbox.load(std::memory_order_relaxed) ||
-            fiber::pollers_active() || deferred_pending.load(std::memory_order_relaxed))
+            fiber::pollers_active() || deferred_pending.load(std::memory_order_relaxed) || gang_members_waiting())
           break;
         if (!(t = find_work(*now))) break;
       }
@@ -297,6 +376,18 @@ void worker_loop() {
       if (now->yielded) {
         if (fiber::context* c = take_yielded(*now, false)) resume_from_loop(*now, c);
       }
+      continue;
+    }
+    if (w.portable) {  // a stepped-aside member's team has nothing ready: home
+      go_home(w);
+      continue;
+    }
+    // A parked member's team has ready tasks again (this loop left its role for other work, or
+    // they were spilled there): serve that role.
+    if (fiber::context* c = parked_member_with_work(w)) {
+      spins = 0;
+      adopt_role(w, role{c->crew, static_cast<sched::work_deque<task*>*>(c->role_queue), c->role_door});
+      w.portable = true;
       continue;
     }
     if (w.yielded) {
