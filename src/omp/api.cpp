@@ -135,6 +135,16 @@ GOMP_API int omp_get_num_procs(void) {
 GOMP_API int omp_in_parallel(void) {
   return me && me->active_level > 0;
 }
+// weft extensions (weft/omp_ext.h; ICS'21 Listing 1): the parallel regions the calling task
+// starts from now on, and those nested in them, are gang-scheduled (their members run as fibers on
+// the existing workers), or follow WEFT_GANG again.
+GOMP_API void weft_omp_set_gang_sched(void) {
+  writable_icvs().gang = 1;
+}
+GOMP_API void weft_omp_reset_gang_sched(void) {
+  writable_icvs().gang = 0;
+}
+
 GOMP_API void omp_set_dynamic(int on) {
   writable_icvs().dynamic = on != 0;
 }

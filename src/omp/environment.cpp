@@ -467,6 +467,7 @@ void read_environment() {
   s.initial.default_device = 0;
   s.initial.thread_limit = unlimited_threads;
   s.initial.def_allocator = 1;  // omp_default_mem_alloc
+  s.initial.gang = 0;
   parse_num_threads(s);
   apply_weft_num_threads(s);
   parse_schedule(s);

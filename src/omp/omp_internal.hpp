@@ -38,6 +38,7 @@ struct icvs {
   int default_device;
   int thread_limit;              // thread-limit-var (OMP_THREAD_LIMIT; teams and target narrow it)
   std::uintptr_t def_allocator;  // def-allocator-var (OMP_ALLOCATOR, omp_set_default_allocator)
+  int gang;                      // weft_omp_set_gang_sched: 1 the next regions are gangs, 0 WEFT_GANG decides
 };
 
 struct settings {

@@ -188,10 +188,11 @@ void member_main(core::gang_job* job, worker& w) {
   t->gone.fetch_add(1, std::memory_order_release);
 }
 
-// Whether a region enc starts runs its members as fibers (WEFT_GANG): nested regions, or all.
+// Whether a region enc starts runs its members as fibers: asked for (weft_omp_set_gang_sched), or
+// by WEFT_GANG (nested regions, or all).
 bool gang_scheduled(const member& enc) {
   core::gang_policy g = core::instance->cfg.gang;
-  return g == core::gang_policy::all || (g == core::gang_policy::nested && enc.level >= 1);
+  return enc.icv.gang || g == core::gang_policy::all || (g == core::gang_policy::nested && enc.level >= 1);
 }
 
 // The team size of a region enc starts, with the threads it takes from enc's contention group

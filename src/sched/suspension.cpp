@@ -94,6 +94,11 @@ void set_aside(worker& w, fiber::context* self, fiber::wait_kind why, const void
   }
 }
 
+void serve_parked_role(worker& w, fiber::context* c) {
+  adopt_role(w, role{c->crew, static_cast<sched::work_deque<task*>*>(c->role_queue), c->role_door});
+  w.portable = true;
+}
+
 // The worker's own loop serves its home role again (a fiber-run member stepped aside or ended).
 void go_home(worker& w) {
   adopt_role(w, w.home);
@@ -269,7 +274,7 @@ void* (*door_role_get)() = nullptr;
 void (*door_role_set)(void*) = nullptr;
 
 void adopt_role(worker& w, const role& r) {
-  if (w.crew) {
+  if (w.crew && (w.crew != r.crew || w.queue != r.queue)) {
     if (w.next) {
       w.queue->push(w.next);
       w.next = nullptr;
@@ -317,12 +322,17 @@ void worker_loop() {
     if (fiber::pollers_active()) fiber::poll_all(w.id);
     if (deferred_pending.load(std::memory_order_relaxed)) run_deferred(w);
     if (!w.crew) {
-      // A gang member that stepped aside here goes on first (a pooled worker may run members).
+      // Gang members that stepped aside or parked here go on first (a pooled worker may run
+      // members): a yielded one, or the role of a parked one whose team has ready tasks.
       if (w.yielded) {
         if (fiber::context* c = take_yielded(w, true)) {
           resume_from_loop(w, c);
           continue;
         }
+      }
+      if (fiber::context* c = parked_member_with_work(w)) {
+        serve_parked_role(w, c);
+        continue;
       }
       // Pooled (OpenMP door): wait for a team to serve, serve it, go back to the pool. The job
       // runs the member's implicit task: tied to this worker.
@@ -386,8 +396,7 @@ void worker_loop() {
     // they were spilled there): serve that role.
     if (fiber::context* c = parked_member_with_work(w)) {
       spins = 0;
-      adopt_role(w, role{c->crew, static_cast<sched::work_deque<task*>*>(c->role_queue), c->role_door});
-      w.portable = true;
+      serve_parked_role(w, c);
       continue;
     }
     if (w.yielded) {

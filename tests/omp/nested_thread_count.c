@@ -15,8 +15,12 @@
  * weft with WEFT_GANG=off) the program only prints the count: those runtimes oversubscribe by
  * design (libgomp: up to T x M threads here at T threads).
  *
- * Registered only for weft with WEFT_GANG=nested (it fails on weft while nested regions grow the
- * pool); runnable by hand anywhere: OMP_NUM_THREADS=T OMP_MAX_ACTIVE_LEVELS=4 ./omp_nested_thread_count */
+ * OMPTEST_OPT_IN=1: the program first calls weft_omp_set_gang_sched() (weft/omp_ext.h), which
+ * turns gangs on for its regions whatever WEFT_GANG says (a no-op elsewhere).
+ *
+ * Registered only for weft, with WEFT_GANG=nested and with WEFT_GANG=off plus the opt-in (it fails
+ * on weft while nested regions grow the pool); runnable by hand anywhere:
+ * OMP_NUM_THREADS=T OMP_MAX_ACTIVE_LEVELS=4 ./omp_nested_thread_count */
 #include <dirent.h>
 #include <weft/omp_ext.h>
 
@@ -64,7 +68,10 @@ int main(void) {
   if (members > MAXMEMBERS) members = MAXMEMBERS;
   const char *gang = getenv("WEFT_GANG");
   const int on_weft = weft_omp_graphs_available();
-  const int gangs_on = on_weft && (!gang || !*gang || !strcmp(gang, "nested") || !strcmp(gang, "all"));
+  const char *opt_in = getenv("OMPTEST_OPT_IN");
+  const int asked = opt_in && !strcmp(opt_in, "1");
+  if (asked) weft_omp_set_gang_sched();
+  const int gangs_on = on_weft && (asked || !gang || !*gang || !strcmp(gang, "nested") || !strcmp(gang, "all"));
   const int limit = (T > cores ? T : cores) + 2;
 
   PHASE("nested regions inside tasks");
