@@ -90,8 +90,8 @@ static inline unsigned long long omp_test_rand(unsigned long long *s) {
 
 /* A little busy work so that tasks overlap and scheduling orders vary. */
 static inline void omp_test_spin(int n) {
-  volatile int sink = 0;
-  for (int i = 0; i < n; i++) sink = sink + i;
+  volatile unsigned sink = 0; /* unsigned: long spins wrap instead of overflowing */
+  for (int i = 0; i < n; i++) sink = sink + (unsigned)i;
   (void)sink;
 }
 
