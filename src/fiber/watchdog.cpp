@@ -73,13 +73,38 @@ std::string describe_parked(const std::vector<parked_context>& parked) {
   return text;
 }
 
+// What a worker that is not asleep runs: with nothing progressing, a task or team member blocked in
+// the kernel or spinning in user code (a gang-scheduled member that blocks holds every member
+// sharing its worker). Read without synchronisation: a diagnostic, the worker may move on (the
+// descriptor it names stays mapped: pooled, or a team's that outlives this read but for a race
+// window the sanitizers need not see).
+__attribute__((no_sanitize("thread", "address"))) std::string describe_running(runtime& rt) {
+  trace::symbolizer names;
+  std::string text;
+  int n = rt.worker_count.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i) {
+    worker& w = *rt.workers[i];
+    if ((!w.has_thread && i != 0) || w.sleep_word.load(std::memory_order_relaxed) == 1) continue;
+    const task* t = w.current;
+    if (!t || t == &w.root) continue;  // at its scheduling loop
+    char at[32];
+    std::snprintf(at, sizeof at, "%p", static_cast<const void*>(t));
+    bool implicit = t->flags & flag_root;
+    text += "  worker " + std::to_string(i) + " is not idle: it runs " + (implicit ? "implicit task " : "task ") + at +
+            " (" + (implicit ? "a team member" : names.name_of(reinterpret_cast<const void*>(t->fn))) +
+            (w.portable ? ", gang-scheduled: the members sharing this worker wait for it" : "") +
+            ") or waits in it without sleeping\n";
+  }
+  return text;
+}
+
 void report(const char* headline) {
   runtime& rt = *instance;
   std::vector<parked_context> parked;
   fiber::for_each_fiber(collect, &parked);
   int n = rt.worker_count.load(std::memory_order_acquire);
   for (int i = 0; i < n; ++i) collect(&rt.workers[i]->thread_context, &parked);
-  const std::string lines = describe_parked(parked);
+  const std::string lines = describe_parked(parked) + describe_running(rt);
   // Not static: the watchdog thread and weft_finalize may report at the same time.
   std::vector<char> events(8192), pollers(4096);
   int unfulfilled = fiber::describe_events(events.data(), events.size());
