@@ -335,8 +335,8 @@ void worker_loop() {
         continue;
       }
       // Pooled (OpenMP door): wait for a team to serve, serve it, go back to the pool. The job
-      // runs the member's implicit task: tied to this worker.
-      // Gang members reserved here, and their contexts to resume, come to pooled workers too.
+      // runs the member's implicit task: tied to this worker. Gang members reserved here, and
+      // contexts to resume, end the wait too.
       wait_until(w, [&w, &rt] {
         return w.job.load(std::memory_order_acquire) || rt.stopping.load(std::memory_order_acquire) ||
                w.gang_queued.load(std::memory_order_seq_cst) > 0 || w.inbox.load(std::memory_order_seq_cst);
