@@ -296,6 +296,19 @@ bool stack_has_room(const worker& w) {
   return !c->stack_low || c->stack_room() > reserve;
 }
 
+namespace {
+// Nothing else to run here: the oldest yielded context goes on even if what it waits for has not
+// happened (it looks again and steps aside). With more workers than cores the thread first gives
+// its core up, which what it waits for may need (a lock holder, another member's turn).
+bool resume_oldest_yielded(worker& w) {
+  fiber::context* c = take_yielded(w, true);
+  if (!c) return false;
+  if (instance->oversubscribed.load(std::memory_order_relaxed) && !c->ready(c->ready_arg)) sched_yield();
+  resume_from_loop(w, c);
+  return true;
+}
+}  // namespace
+
 void worker_loop() {
   int spins = 0;
   for (;;) {
@@ -324,12 +337,7 @@ void worker_loop() {
     if (!w.crew) {
       // Gang members that stepped aside or parked here go on first (a pooled worker may run
       // members): a yielded one, or the role of a parked one whose team has ready tasks.
-      if (w.yielded) {
-        if (fiber::context* c = take_yielded(w, true)) {
-          resume_from_loop(w, c);
-          continue;
-        }
-      }
+      if (w.yielded && resume_oldest_yielded(w)) continue;
       if (fiber::context* c = parked_member_with_work(w)) {
         serve_parked_role(w, c);
         continue;
@@ -399,12 +407,9 @@ void worker_loop() {
       serve_parked_role(w, c);
       continue;
     }
-    if (w.yielded) {
-      if (fiber::context* c = take_yielded(w, true)) {
-        spins = 0;
-        resume_from_loop(w, c);
-        continue;
-      }
+    if (w.yielded && resume_oldest_yielded(w)) {
+      spins = 0;
+      continue;
     }
     idle_wait(w, has_resumable, &w, spins);
   }
