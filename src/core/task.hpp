@@ -89,7 +89,9 @@ struct alignas(64) task {
     std::int64_t children_created;  // producer only (the thread running this task)
     task* next_waiter;              // while parked on a mutexinoutset group, before it runs
   };
-  std::atomic<parent_state*> state;  // lazily: dependency domain, taskgroups, errors
+  // Lazily: dependency domain, taskgroups, errors. A failing child may install it from another
+  // worker (report_error), so every load that reads through it is acquire (free on x86).
+  std::atomic<parent_state*> state;
   successor_block* more_successors;
   // In the second line with state and children_created: a producer creating children touches only
   // this line of its own descriptor, while finishing children write pending in the first.

@@ -152,7 +152,7 @@ void fully_done(worker& w, task* t) {
 #if WEFT_COUNT_CHECKS
   ++w.check_fully_done;
 #endif
-  if (parent_state* ps = t->state.load(std::memory_order_relaxed)) {
+  if (parent_state* ps = t->state.load(std::memory_order_acquire)) {
     discard_errors(ps, true);
     t->state.store(nullptr, std::memory_order_relaxed);
     w.spare_states.push_back(ps);
@@ -225,7 +225,7 @@ void drain_redirects(worker& w) {
 }
 
 void finish_body(worker& w, task* t) {
-  if (parent_state* ps = t->state.load(std::memory_order_relaxed)) {
+  if (parent_state* ps = t->state.load(std::memory_order_acquire)) {
     if (ps->current_group) {
       std::fprintf(stderr, "weft: a task ended with a taskgroup still open; waiting for it\n");
       while (ps->current_group) taskgroup_end(w);
@@ -271,7 +271,7 @@ void finish_body(worker& w, task* t) {
   notify_parent(w, parent);
   if (!done) return;
   // A replayed task has no parent state of its own to drop in the common case: straight to its graph.
-  if (t->graph_role == graph_instance && !t->state.load(std::memory_order_relaxed)) {
+  if (t->graph_role == graph_instance && !t->state.load(std::memory_order_acquire)) {
 #if WEFT_COUNT_CHECKS
     ++w.check_fully_done;
 #endif
@@ -462,7 +462,7 @@ int submit_plain(worker& w, task* t) {
   bool undeferred = t->flags & flag_undeferred;
 
   // Taskgroup membership: the innermost group open in the creating task, else the creator's own.
-  parent_state* ps = parent->state.load(std::memory_order_relaxed);
+  parent_state* ps = parent->state.load(std::memory_order_acquire);
   taskgroup* g = (ps && ps->current_group) ? ps->current_group : parent->group;
   t->group = g;
   if (g) group_created(w, g);
@@ -512,7 +512,7 @@ int submit_plain(worker& w, task* t) {
     // make_ready hands the task back to this thread instead of queueing it (see scheduler); the
     // submitter's context parks meanwhile.
     if (finish_linking(t, added)) predecessors_done(w, t, false);
-    parent_state& waits = *parent->state.load(std::memory_order_relaxed);
+    parent_state& waits = *parent->state.load(std::memory_order_acquire);
     worker& now = wait_published(
         w, waits.waiting_context, waits.waiting_ticket,
         [t] { return t->waiter.load(std::memory_order_seq_cst) == undeferred_ready; }, [](worker&) { return false; },
@@ -586,7 +586,7 @@ void release_completion(worker& w, task* t) {
 }
 
 void init_implicit(task* t, taskgroup* group) {
-  parent_state* kept = t->state.load(std::memory_order_relaxed);  // reused region after region
+  parent_state* kept = t->state.load(std::memory_order_acquire);  // reused region after region
   std::memset(static_cast<void*>(t), 0, sizeof *t);
   t->state.store(kept, std::memory_order_relaxed);
   t->flags = flag_root | flag_submitted;
@@ -598,7 +598,7 @@ void init_implicit(task* t, taskgroup* group) {
 
 void finish_implicit(worker& w, task* t) {
   taskwait(w);  // w.current == t: its children have all reported
-  if (parent_state* ps = t->state.load(std::memory_order_relaxed)) {
+  if (parent_state* ps = t->state.load(std::memory_order_acquire)) {
     // Taskgroups still open (an OpenMP worksharing construct's implicit one spans a barrier)
     // count their tasks apart from t's group: wait for them too, leaving them open.
     for (taskgroup* g = ps->current_group; g; g = g->outer) wait_group(w, g);
@@ -628,7 +628,7 @@ void begin_frame(task* t, task* parent, taskgroup* group) {
 void end_frame(worker& w0, task* t) {
   if (t->children_created) taskwait(w0);  // w.current == t; its children name it as their parent
   worker& w = *worker_after_switch();  // the wait may have moved an untied context
-  if (parent_state* ps = t->state.load(std::memory_order_relaxed)) {
+  if (parent_state* ps = t->state.load(std::memory_order_acquire)) {
     ps->domain.clear(w);
     discard_errors(ps, true);
     t->state.store(nullptr, std::memory_order_relaxed);
@@ -722,7 +722,7 @@ int taskgroup_begin(worker& w) {
 }
 
 int taskgroup_end(worker& w) {
-  parent_state* ps = w.current->state.load(std::memory_order_relaxed);
+  parent_state* ps = w.current->state.load(std::memory_order_acquire);
   if (!ps || !ps->current_group) return WEFT_ERR_NO_TASKGROUP;
   taskgroup* g = ps->current_group;
   wait_group(w, g);
@@ -760,7 +760,7 @@ int report_error(worker& w, void* payload, void (*release)(void*)) {
 }
 
 void* take_error(worker& w, void (**release)(void*)) {
-  parent_state* ps = w.current->state.load(std::memory_order_relaxed);
+  parent_state* ps = w.current->state.load(std::memory_order_acquire);
   if (release) *release = nullptr;
   if (!ps || !ps->claimed) return nullptr;
   error_box* b = ps->claimed;

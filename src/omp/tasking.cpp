@@ -143,7 +143,7 @@ struct task_request {
 
 // The innermost taskgroup the current task is in: its own open one, else the one it was created in.
 core::taskgroup* innermost_group(worker& w) {
-  core::parent_state* ps = w.current->state.load(std::memory_order_relaxed);
+  core::parent_state* ps = w.current->state.load(std::memory_order_acquire);
   if (ps && ps->current_group) return ps->current_group;
   return w.current->group;
 }
@@ -274,7 +274,7 @@ void spawn(worker& w, const task_request& r) {
 bool cancelled_here(worker& w) {
   member* m = me;
   if (m && m->crew->cancelled.load(std::memory_order_relaxed)) return true;
-  core::parent_state* ps = w.current->state.load(std::memory_order_relaxed);
+  core::parent_state* ps = w.current->state.load(std::memory_order_acquire);
   if (ps && ps->current_group && ps->current_group->cancelled.load(std::memory_order_relaxed)) return true;
   return group_cancelled(w.current);
 }

@@ -233,7 +233,7 @@ team::team(int n) : size(n), members(n), jobs(n), queues(n), queue_of(n) {
 
 team::~team() {
   for (auto* m : members) {
-    delete m->implicit.state.load(std::memory_order_relaxed);  // kept between regions for reuse
+    delete m->implicit.state.load(std::memory_order_acquire);  // kept between regions for reuse
     delete m;
   }
 }

@@ -809,7 +809,7 @@ int stop_runtime() {
     if (release) release(payload);
     status = WEFT_ERR_TASK_FAILED;
   }
-  if (parent_state* ps = w->root.state.load(std::memory_order_relaxed)) {
+  if (parent_state* ps = w->root.state.load(std::memory_order_acquire)) {
     while (ps->current_group) taskgroup_end(*w);
     ps->domain.clear(*w);
   }
@@ -832,7 +832,7 @@ int stop_runtime() {
   if (weft::trace::on) write_trace(*rt, true);
   for (int i = 0; i < n; ++i) {
     worker& v = *rt->workers[i];
-    if (parent_state* ps = v.root.state.load(std::memory_order_relaxed)) delete ps;
+    if (parent_state* ps = v.root.state.load(std::memory_order_acquire)) delete ps;
     for (parent_state* ps : v.spare_states) delete ps;
   }
   stop_watchdog();
