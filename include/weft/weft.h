@@ -199,7 +199,11 @@ WEFT_API int weft_poller_set_pending(weft_poller_t *poller, int pending);
  * default) or the call returns WEFT_ERR_GRAPH_CHANGED and the graph stops replaying (=error).
  * Tasks of a graph may not be undeferred; mutexinoutset accesses replay as inout (one valid order).
  * Children created inside a replayed task are ordinary tasks. */
-typedef enum weft_graph_mode { WEFT_GRAPH_REEXECUTE = 0, WEFT_GRAPH_TASKITER = 1 } weft_graph_mode;
+typedef enum weft_graph_mode {
+  WEFT_GRAPH_REEXECUTE = 0,
+  WEFT_GRAPH_TASKITER = 1,
+  WEFT_GRAPH_DISTRIBUTED = 2  /* taskiter over MPI ranks: link libweft-dist (weft/dist.h, docs/dist.md) */
+} weft_graph_mode;
 typedef enum weft_graph_policy {
   WEFT_GRAPH_POLICY_DEFAULT = 0,        /* WEFT_GRAPH_POLICY, else immediate successor */
   WEFT_GRAPH_IMMEDIATE_SUCCESSOR = 1,   /* a finished task's first released successor runs next */
@@ -237,6 +241,43 @@ WEFT_API int weft_graph_begin_with(const weft_graph_options_t *options);
 WEFT_API int weft_graph_iteration(void);
 /* Taskiter: runs the remaining iterations. Then waits for every task of the graph and closes it. */
 WEFT_API int weft_graph_end(void);
+
+/* --- graph layers: libraries that build a graph mode on weft (libweft-dist is one) -------------
+ * A layer registers once for its mode (WEFT_GRAPH_DISTRIBUTED is the only such mode). From then on
+ * weft_graph_begin_with with that mode calls the layer's open(options); until weft_graph_end the
+ * tasks the calling task submits are not run: each is handed to record() at its submit and freed,
+ * and weft_graph_iteration counts the round's iterations (unroll at most). weft_graph_end closes
+ * the graph on the caller and returns run(state): the layer runs the loop itself, typically as a
+ * taskiter graph of tasks made again with weft_task_create_recorded. */
+typedef struct weft_recorded_access {
+  const void *address;
+  int type;                        /* weft_dep_type */
+} weft_recorded_access_t;
+typedef struct weft_recorded_task {
+  weft_task_fn fn;
+  const void *args;                /* valid during record() only */
+  size_t args_size;
+  unsigned flags;                  /* WEFT_TASK_* */
+  int priority;
+  int iteration;                   /* within the round: 0 .. unroll-1 */
+  int access_count;
+  const weft_recorded_access_t *accesses;  /* in declaration order; during record() only */
+  uint32_t door;                   /* the creating door's own state of the task: hand it back */
+} weft_recorded_task_t;
+typedef struct weft_graph_layer {
+  /* NULL refuses the graph (the layer says why on stderr): weft_graph_begin_with returns
+   * WEFT_ERR_INVALID_ARGUMENT. */
+  void *(*open)(const weft_graph_options_t *options);
+  /* task: the handle its creator used (an identity only). The status is weft_task_submit's. */
+  int (*record)(void *state, const weft_task_t *task, const weft_recorded_task_t *recorded);
+  /* Runs the loop and frees state; the status is weft_graph_end's. */
+  int (*run)(void *state);
+} weft_graph_layer_t;
+/* WEFT_ERR_INVALID_ARGUMENT for a mode that takes no layer. The layer must outlive its graphs. */
+WEFT_API int weft_graph_set_layer(int mode, const weft_graph_layer_t *layer);
+/* A task made as recorded (function, a copy of the arguments, flags, priority, accesses, the
+ * door's state), not yet submitted: more accesses may be added. NULL on error. */
+WEFT_API weft_task_t *weft_task_create_recorded(const weft_recorded_task_t *recorded);
 
 /* --- tracing -----------------------------------------------------------------------------------
  * WEFT_TRACE=<file> records what the runtime does (docs/trace-format.md; tools/weft-trace reads it).

@@ -32,19 +32,14 @@ bool valid_type(weft_dep_type t) {
   return t >= WEFT_DEP_IN && t <= WEFT_DEP_INOUTSET;
 }
 
-// A handle from weft_task_create is the descriptor's address with a 16-bit stamp in the top bits
-// (user addresses fit in 48). Until submit the descriptor keeps the stamp in domain_refs, which
-// only counts from submit on; a handle whose task finished and whose descriptor now serves
-// another task fails the comparison. Handles from weft_task_self carry no stamp (a running task).
-constexpr int stamp_shift = 48;
+// Handles: see public_handle (engine.hpp).
+constexpr int stamp_shift = handle_stamp_shift;
 constexpr std::uintptr_t address_mask = (std::uintptr_t{1} << stamp_shift) - 1;
 thread_local std::uint32_t next_stamp = 0;
 
 weft_task_t* stamped_handle(task* t) {
-  std::uint32_t stamp = (++next_stamp & 0xffff) | 1;  // never 0: an unstamped handle has 0
-  t->domain_refs = stamp;
-  return reinterpret_cast<weft_task_t*>(reinterpret_cast<std::uintptr_t>(t) | static_cast<std::uintptr_t>(stamp)
-                                                                                  << stamp_shift);
+  t->domain_refs = (++next_stamp & 0xffff) | 1;  // never 0: an unstamped handle has 0
+  return public_handle(t);
 }
 
 task* task_of(const weft_task_t* handle) {
@@ -276,6 +271,34 @@ int weft_graph_end(void) {
   if (!w) return fail(instance ? WEFT_ERR_NOT_A_WORKER : WEFT_ERR_GRAPH_STATE);
   int status = graph_end(*w);
   return status == WEFT_OK ? WEFT_OK : fail(status);
+}
+
+int weft_graph_set_layer(int mode, const weft_graph_layer_t* layer) {
+  int status = graph_set_layer(mode, layer);
+  return status == WEFT_OK ? WEFT_OK : fail(status);
+}
+
+weft_task_t* weft_task_create_recorded(const weft_recorded_task_t* r) {
+  if (!r || (r->access_count > 0 && !r->accesses) || r->access_count < 0) {
+    fail(WEFT_ERR_INVALID_ARGUMENT);
+    return nullptr;
+  }
+  weft_task_t* handle = weft_task_create(r->fn, r->args, r->args_size, r->flags);
+  if (!handle) return nullptr;
+  task* t = task_of(handle);
+  t->door_bits = static_cast<std::uint8_t>(r->door);
+  int max = instance->cfg.max_priority;
+  t->priority = static_cast<std::uint16_t>(r->priority > max ? max : r->priority < 0 ? 0 : r->priority);
+  for (int i = 0; i < r->access_count; ++i) {
+    const weft_recorded_access_t& a = r->accesses[i];
+    if (!a.address || !valid_type(static_cast<weft_dep_type>(a.type))) {
+      weft_task_discard(handle);
+      fail(WEFT_ERR_INVALID_ARGUMENT);
+      return nullptr;
+    }
+    add_access(*current_worker, t, a.address, static_cast<weft_dep_type>(a.type));
+  }
+  return handle;
 }
 
 int weft_report_error(void* payload, void (*release)(void*)) {

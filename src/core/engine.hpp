@@ -36,6 +36,17 @@ inline void trace_busy(worker& w) {
     trace_busy_event(w);
 }
 
+// A handle from weft_task_create is the descriptor's address with a 16-bit stamp in the top bits
+// (user addresses fit in 48). Until submit the descriptor keeps the stamp in domain_refs, which
+// only counts from submit on; a handle whose task finished and whose descriptor now serves
+// another task fails the comparison. Handles from weft_task_self carry no stamp (a running task).
+inline constexpr int handle_stamp_shift = 48;
+// The handle the creator of t holds, while t is not yet submitted.
+inline weft_task_t* public_handle(task* t) {
+  return reinterpret_cast<weft_task_t*>(reinterpret_cast<std::uintptr_t>(t) |
+                                        static_cast<std::uintptr_t>(t->domain_refs) << handle_stamp_shift);
+}
+
 // --- task life cycle (core/task_lifecycle.cpp) ------------------------------------------------
 // A descriptor from the worker's pool. Null when out of memory, or when a persistent graph refuses
 // the task (w.refused says WEFT_ERR_GRAPH_CHANGED then).
@@ -118,7 +129,7 @@ int taskgroup_end(worker& w);
 // t's parent state, made on first use (from the worker's spares).
 parent_state& make_state(worker& w, task* t);
 inline parent_state& state_of(worker& w, task* t) {
-  parent_state* ps = t->state.load(std::memory_order_relaxed);
+  parent_state* ps = t->state.load(std::memory_order_acquire);
   return ps ? *ps : make_state(w, t);
 }
 

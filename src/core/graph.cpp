@@ -23,7 +23,7 @@ namespace {
 
 graph* open_graph_of(task* t) {
   if (t->graph_role != graph_owner) return nullptr;
-  return t->state.load(std::memory_order_relaxed)->open_graph;
+  return t->state.load(std::memory_order_acquire)->open_graph;
 }
 
 // --- the recording turned into edges --------------------------------------------------------
@@ -417,7 +417,7 @@ inline void count_opened(worker& w, graph& g, int a, std::uint32_t n) {
 
 // The owner's innermost open taskgroup: instances are counted in it, like ordinary children.
 taskgroup* group_of_owner(const graph& g) {
-  parent_state* ps = g.owner->state.load(std::memory_order_relaxed);
+  parent_state* ps = g.owner->state.load(std::memory_order_acquire);
   return ps->current_group ? ps->current_group : g.owner->group;
 }
 
@@ -599,6 +599,10 @@ void finish_recording(worker& producer, graph& g) {
   arm_first_rounds(g);
 }
 
+// The layer of WEFT_GRAPH_DISTRIBUTED (weft_graph_set_layer). Acquire/release: a graph opened on
+// another thread sees the table the registering thread filled.
+std::atomic<const weft_graph_layer_t*> distributed_layer{nullptr};
+
 // Interprets the options; -1 when one is invalid (its name is printed).
 int settings(graph& g, const weft_graph_options_t* o) {
   const config& cfg = instance->cfg;
@@ -613,12 +617,18 @@ int settings(graph& g, const weft_graph_options_t* o) {
     std::fprintf(stderr, "weft_graph_begin_with: invalid options.%s\n", field);
     return WEFT_ERR_INVALID_ARGUMENT;
   };
-  if (o->mode != WEFT_GRAPH_REEXECUTE && o->mode != WEFT_GRAPH_TASKITER) return bad("mode");
+  if (o->mode == WEFT_GRAPH_DISTRIBUTED) {
+    g.layer = distributed_layer.load(std::memory_order_acquire);
+    if (!g.layer) return bad("mode (WEFT_GRAPH_DISTRIBUTED needs libweft-dist linked: weft/dist.h)");
+    if (o->condition || o->iterations < 1) return bad("iterations (>= 1: a distributed graph takes a count)");
+  } else if (o->mode != WEFT_GRAPH_REEXECUTE && o->mode != WEFT_GRAPH_TASKITER) {
+    return bad("mode");
+  }
   if (o->unroll < 0 || o->unroll > 4096) return bad("unroll (0..4096)");
   if (o->lookahead < 0 || o->lookahead > max_graph_window - 2) return bad("lookahead (0..6)");
   if (o->policy < WEFT_GRAPH_POLICY_DEFAULT || o->policy > WEFT_GRAPH_ITERATION_PRIORITY) return bad("policy");
   if (o->on_change < WEFT_GRAPH_ON_CHANGE_DEFAULT || o->on_change > WEFT_GRAPH_ERROR) return bad("on_change");
-  g.taskiter = o->mode == WEFT_GRAPH_TASKITER;
+  g.taskiter = o->mode == WEFT_GRAPH_TASKITER || o->mode == WEFT_GRAPH_DISTRIBUTED;
   g.unroll = o->unroll > 1 ? o->unroll : 1;
   if (g.taskiter) {
     if (o->iterations == -1 ? !o->condition : o->iterations < 1) return bad("iterations (>= 1, or -1 with a condition)");
@@ -866,9 +876,41 @@ void record(worker& w, graph& g, task* t) {
   g.nodes.push_back(node);
 }
 
+// A layer's round: t is described to the layer, then freed without running.
+int capture(worker& w, graph& g, task* t) {
+  weft_recorded_task_t r{};
+  r.fn = t->fn;
+  auto made = std::find_if(g.created.begin(), g.created.end(), [t](const auto& c) { return c.first == t; });
+  if (made != g.created.end()) {
+    r.args_size = made->second;
+    *made = g.created.back();
+    g.created.pop_back();
+  }
+  r.args = t->arguments();
+  r.flags = (t->flags & flag_undeferred ? WEFT_TASK_UNDEFERRED : 0) | (t->run_flags & run_tied ? WEFT_TASK_TIED : 0);
+  r.priority = t->priority;
+  r.iteration = g.sub < 0 ? 0 : g.sub;
+  r.door = t->door_bits;
+  std::vector<weft_recorded_access_t> accesses;
+  for (const pending_access& a : w.accesses)
+    if (a.owner == t) accesses.push_back({a.address, static_cast<int>(a.type)});
+  r.accesses = accesses.data();
+  r.access_count = static_cast<int>(accesses.size());
+  int status = g.layer->record(g.layer_state, public_handle(t), &r);
+  discard_task(w, t);
+  return status;
+}
+
 }  // namespace
 
 // --- entry points -------------------------------------------------------------------------------
+
+int graph_set_layer(int mode, const weft_graph_layer_t* layer) {
+  if (mode != WEFT_GRAPH_DISTRIBUTED || !layer || !layer->open || !layer->record || !layer->run)
+    return WEFT_ERR_INVALID_ARGUMENT;
+  distributed_layer.store(layer, std::memory_order_release);
+  return WEFT_OK;
+}
 
 int graph_begin(worker& w, const weft_graph_options_t* options) {
   task* owner = w.current;
@@ -877,6 +919,16 @@ int graph_begin(worker& w, const weft_graph_options_t* options) {
   if (int s = settings(*g, options); s != WEFT_OK) {
     delete g;
     return s;
+  }
+  if (g->layer) {
+    // A layer's mode: the round is captured for the layer, which runs the loop at graph_end.
+    g->layer_state = g->layer->open(options);
+    if (!g->layer_state) {
+      delete g;
+      return WEFT_ERR_INVALID_ARGUMENT;
+    }
+    g->state = graph::phase::capturing;
+    g->sub = -1;
   }
   g->rows = new graph_done_row[max_workers]();
   g->owner = owner;
@@ -923,6 +975,15 @@ int graph_iteration(worker& w) {
     case graph::phase::plain:
       if (g->rerecord) start_recording(w, *g);
       return WEFT_OK;
+    case graph::phase::capturing:
+      if (g->sub + 1 < g->unroll) {
+        ++g->sub;
+        return WEFT_OK;
+      }
+      --g->iteration;
+      std::fprintf(stderr, "weft_graph_iteration: a distributed graph records %d iteration(s); weft_graph_end runs the rest\n",
+                   g->unroll);
+      return WEFT_ERR_GRAPH_STATE;
   }
   return WEFT_OK;
 }
@@ -930,6 +991,16 @@ int graph_iteration(worker& w) {
 int graph_end(worker& w) {
   graph* g = open_graph_of(w.current);
   if (!g) return WEFT_ERR_GRAPH_STATE;
+  if (g->state == graph::phase::capturing) {
+    // The layer runs the loop on this task, as graphs of its own: this one is closed first.
+    const weft_graph_layer_t* layer = g->layer;
+    void* state = g->layer_state;
+    g->owner->graph_role = graph_none;
+    g->owner->state.load(std::memory_order_acquire)->open_graph = nullptr;
+    delete[] g->rows;
+    delete g;
+    return layer->run(state);
+  }
   int status = WEFT_OK;
   if (g->taskiter && g->state == graph::phase::recording) {
     finish_recording(w, *g);
@@ -945,7 +1016,7 @@ int graph_end(worker& w) {
   drain(end_record_group(on, *g), *g);
   if (g->status != WEFT_OK) status = g->status;
   g->owner->graph_role = graph_none;
-  g->owner->state.load(std::memory_order_relaxed)->open_graph = nullptr;
+  g->owner->state.load(std::memory_order_acquire)->open_graph = nullptr;
   free_arrays(*g);
   delete[] g->rows;
   delete g;
@@ -965,6 +1036,12 @@ namespace {
       g.state = graph::phase::plain;
       g.rerecord = false;
     }
+    return nullptr;
+  }
+  if (g.state == graph::phase::capturing && (flags & WEFT_TASK_UNDEFERRED)) {
+    std::fprintf(stderr, "weft: distributed graph: iteration %ld creates an undeferred task; refused (its creator "
+                 "would wait for it on every rank)\n", g.iteration);
+    status = WEFT_ERR_INVALID_ARGUMENT;
     return nullptr;
   }
   if (g.state != graph::phase::replaying) return nullptr;
@@ -1018,6 +1095,7 @@ task* graph_allocate(worker& w, weft_task_fn fn, std::size_t args_size, unsigned
 namespace {
 [[gnu::noinline, gnu::cold]] int submit_other(worker& w, task* t) {
   graph& g = *open_graph_of(t->parent);
+  if (g.state == graph::phase::capturing) return capture(w, g, t);
   if (t->graph_role != graph_instance) {
     if (g.state == graph::phase::recording) record(w, g, t);
     return submit_plain(w, t);
@@ -1092,7 +1170,8 @@ int graph_submit(worker& w, task* t) {
 
 void graph_created(worker&, task* t, std::size_t args_size) {
   graph& g = *open_graph_of(t->parent);
-  if (g.state == graph::phase::recording) g.created.emplace_back(t, static_cast<std::uint32_t>(args_size));
+  if (g.state == graph::phase::recording || g.state == graph::phase::capturing)
+    g.created.emplace_back(t, static_cast<std::uint32_t>(args_size));
 }
 
 void graph_discard(worker& w, task* t) {

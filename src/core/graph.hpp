@@ -62,7 +62,8 @@ struct alignas(64) graph_done_row {
 };
 
 struct graph {
-  enum class phase : std::uint8_t { idle, recording, replaying, plain };
+  // capturing: a layer's mode (weft_graph_set_layer): submitted tasks go to the layer, not run.
+  enum class phase : std::uint8_t { idle, recording, replaying, plain, capturing };
 
   // --- read by every worker that runs an instance; written when the graph is set up ------------
   // Settings (weft_graph_options_t, with the environment's defaults filled in).
@@ -84,7 +85,9 @@ struct graph {
   // counts (graph_release). Null otherwise, and for every other gang (a worker of another gang
   // that runs an instance, from a priority lane, applies them at once).
   const gang* defer_gang = nullptr;
-  std::uint16_t trace_serial = 0;  // names this recording in a trace (graph_instance.d, graph_edge.a)
+  std::uint16_t trace_serial = 0;
+  const weft_graph_layer_t* layer = nullptr;  // capturing: the layer and what its open() gave
+  void* layer_state = nullptr;  // names this recording in a trace (graph_instance.d, graph_edge.a)
 
   // The recording.
   std::vector<graph_node> nodes;
@@ -147,6 +150,7 @@ struct graph {
 int graph_begin(worker& w, const weft_graph_options_t* options);
 int graph_iteration(worker& w);
 int graph_end(worker& w);
+int graph_set_layer(int mode, const weft_graph_layer_t* layer);  // no worker needed
 
 // Hooks on the task paths, taken when the creating task is a graph owner (graph_role) or the
 // task is an instance.

@@ -1,0 +1,233 @@
+// The symmetric heap: one address range reserved at the same place on every rank (mmap, no memory
+// until a page is touched), handed out by a bump pointer that every rank moves the same way, since
+// weft_dist_alloc is collective. Regions registered in it name the data a distributed loop moves.
+#include <sys/mman.h>
+#include <weft/dist.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "dist/dist.hpp"
+
+namespace weft::dist {
+
+namespace {
+
+std::mutex lock;  // the calls below are rare (set-up), from any thread
+communicators the_comms;
+std::map<std::uintptr_t, region_entry> the_regions;
+
+struct heap {
+  std::uintptr_t base = 0;
+  std::size_t size = 0;
+  std::size_t used = 0;
+  std::map<std::uintptr_t, std::size_t> blocks;  // live allocations
+} the_heap;
+
+std::size_t heap_size_wanted() {
+  const char* v = std::getenv("WEFT_DIST_HEAP");
+  std::size_t size = std::size_t{1} << 40;
+  if (!v || !*v) return size;
+  char* end = nullptr;
+  double x = std::strtod(v, &end);
+  double unit = 1;
+  switch (end && *end ? *end : ' ') {
+    case 'k': case 'K': unit = 1024.0; break;
+    case 'm': case 'M': unit = 1024.0 * 1024; break;
+    case 'g': case 'G': unit = 1024.0 * 1024 * 1024; break;
+    case 't': case 'T': unit = 1024.0 * 1024 * 1024 * 1024; break;
+    default: break;
+  }
+  if (x * unit < 1 << 20) {
+    std::fprintf(stderr, "weft: WEFT_DIST_HEAP=%s is not a size of at least 1M (e.g. 64G); using 1T\n", v);
+    return size;
+  }
+  return (static_cast<std::size_t>(x * unit) + 4095) & ~std::size_t{4095};
+}
+
+// Rank 0 reserves anywhere and says where; the others reserve at the same address, which fails when
+// their own mappings lie there: then all try again elsewhere, below the last try.
+bool reserve_heap() {
+  const communicators& c = the_comms;
+  const std::size_t size = heap_size_wanted();
+  std::uintptr_t hint = 0;
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    std::uintptr_t at = 0;
+    void* mine = MAP_FAILED;
+    if (c.rank == 0) {
+      mine = mmap(reinterpret_cast<void*>(hint), size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      at = mine == MAP_FAILED ? 0 : reinterpret_cast<std::uintptr_t>(mine);
+    }
+    PMPI_Bcast(&at, sizeof at, MPI_BYTE, 0, c.setup);
+    if (!at) break;
+    int ok = 1;
+    if (c.rank != 0) {
+      mine = mmap(reinterpret_cast<void*>(at), size, PROT_NONE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+      ok = mine != MAP_FAILED && reinterpret_cast<std::uintptr_t>(mine) == at;
+      if (!ok && mine != MAP_FAILED) munmap(mine, size);  // an old kernel placed it elsewhere
+    }
+    int all = 0;
+    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, c.setup);
+    if (all) {
+      the_heap.base = at;
+      the_heap.size = size;
+      return true;
+    }
+    if (ok) munmap(reinterpret_cast<void*>(at), size);
+    hint = at > 2 * size ? at - 2 * size : 0;
+  }
+  complain(WEFT_ERR_OUT_OF_MEMORY, "weft_dist_alloc",
+           "no address range of %zu bytes is free on every rank (WEFT_DIST_HEAP sets the size)", size);
+  return false;
+}
+
+}  // namespace
+
+int complain(int status, const char* call, const char* format, ...) {
+  char text[512];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(text, sizeof text, format, args);
+  va_end(args);
+  std::fprintf(stderr, "weft: %s: %s (rank %d)\n", call, text, the_comms.rank);
+  return status;
+}
+
+bool ensure_communicators(const char* call) {
+  if (the_comms.loop != MPI_COMM_NULL) return true;
+  int initialized = 0, finalized = 0;
+  PMPI_Initialized(&initialized);
+  PMPI_Finalized(&finalized);
+  if (!initialized || finalized) {
+    complain(WEFT_ERR_NOT_INITIALIZED, call, "MPI is not initialised (call it between MPI_Init and MPI_Finalize)");
+    return false;
+  }
+  PMPI_Comm_dup(MPI_COMM_WORLD, &the_comms.loop);
+  PMPI_Comm_dup(MPI_COMM_WORLD, &the_comms.setup);
+  PMPI_Comm_rank(MPI_COMM_WORLD, &the_comms.rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &the_comms.size);
+  return true;
+}
+
+const communicators& comms() { return the_comms; }
+const std::map<std::uintptr_t, region_entry>& regions() { return the_regions; }
+
+}  // namespace weft::dist
+
+using namespace weft::dist;
+
+extern "C" {
+
+WEFT_API int weft_dist_rank(void) {
+  int initialized = 0;
+  PMPI_Initialized(&initialized);
+  if (!initialized) return -1;
+  int rank = -1;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+WEFT_API int weft_dist_size(void) {
+  int initialized = 0;
+  PMPI_Initialized(&initialized);
+  if (!initialized) return -1;
+  int size = -1;
+  PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  return size;
+}
+
+WEFT_API void* weft_dist_alloc(size_t bytes) {
+  std::lock_guard<std::mutex> hold(lock);
+  if (!ensure_communicators("weft_dist_alloc")) return nullptr;
+  const communicators& c = the_comms;
+  // Every rank must ask for the same: compare before anything moves.
+  unsigned long long asked[2] = {bytes, ~static_cast<unsigned long long>(bytes)}, agreed[2] = {0, 0};
+  PMPI_Allreduce(asked, agreed, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, c.setup);
+  if (agreed[0] != bytes || ~agreed[1] != bytes) {
+    complain(WEFT_ERR_INVALID_ARGUMENT, "weft_dist_alloc",
+             "ranks asked for different sizes (here %zu bytes, another rank %llu): the call is collective", bytes,
+             agreed[0] != bytes ? agreed[0] : ~agreed[1]);
+    return nullptr;
+  }
+  if (bytes == 0) {
+    complain(WEFT_ERR_INVALID_ARGUMENT, "weft_dist_alloc", "bytes is 0");
+    return nullptr;
+  }
+  if (!the_heap.base && !reserve_heap()) return nullptr;
+  const std::size_t rounded = (bytes + 4095) & ~std::size_t{4095};  // whole pages: free gives them back
+  if (rounded > the_heap.size - the_heap.used) {
+    complain(WEFT_ERR_OUT_OF_MEMORY, "weft_dist_alloc", "%zu bytes do not fit in the symmetric heap (%zu of %zu used; WEFT_DIST_HEAP sets its size)",
+             bytes, the_heap.used, the_heap.size);
+    return nullptr;
+  }
+  const std::uintptr_t at = the_heap.base + the_heap.used;
+  if (mprotect(reinterpret_cast<void*>(at), rounded, PROT_READ | PROT_WRITE) != 0) {
+    complain(WEFT_ERR_OUT_OF_MEMORY, "weft_dist_alloc", "mprotect: %s", std::strerror(errno));
+    return nullptr;
+  }
+  the_heap.used += rounded;
+  the_heap.blocks[at] = rounded;
+  return reinterpret_cast<void*>(at);
+}
+
+WEFT_API int weft_dist_free(void* address) {
+  std::lock_guard<std::mutex> hold(lock);
+  const auto at = reinterpret_cast<std::uintptr_t>(address);
+  auto b = the_heap.blocks.find(at);
+  if (b == the_heap.blocks.end())
+    return complain(WEFT_ERR_INVALID_ARGUMENT, "weft_dist_free", "%p is not a block from weft_dist_alloc", address);
+  const std::size_t size = b->second;
+  the_regions.erase(the_regions.lower_bound(at), the_regions.lower_bound(at + size));
+  // Fresh zero pages on the next use, and no memory meanwhile; the range itself is reused only
+  // when it is the last one (every rank frees the same blocks, so the heaps stay alike).
+  mmap(address, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+  the_heap.blocks.erase(b);
+  if (at + size == the_heap.base + the_heap.used) the_heap.used -= size;
+  return WEFT_OK;
+}
+
+WEFT_API int weft_dist_region(const void* address, size_t bytes, int home) {
+  std::lock_guard<std::mutex> hold(lock);
+  const auto at = reinterpret_cast<std::uintptr_t>(address);
+  const int size = weft_dist_size();
+  if (size < 1) return complain(WEFT_ERR_NOT_INITIALIZED, "weft_dist_region", "MPI is not initialised");
+  if (home < 0 || home >= size)
+    return complain(WEFT_ERR_INVALID_ARGUMENT, "weft_dist_region", "home %d is not a rank (0..%d)", home, size - 1);
+  if (bytes == 0 || bytes > static_cast<std::size_t>(INT32_MAX))
+    return complain(WEFT_ERR_INVALID_ARGUMENT, "weft_dist_region", "bytes %zu is not in 1..2^31-1", bytes);
+  auto b = the_heap.blocks.upper_bound(at);
+  if (b == the_heap.blocks.begin() || at + bytes > std::prev(b)->first + std::prev(b)->second)
+    return complain(WEFT_ERR_INVALID_ARGUMENT, "weft_dist_region",
+                    "[%p, +%zu) is not inside one block of weft_dist_alloc (the symmetric heap)", address, bytes);
+  auto next = the_regions.lower_bound(at);
+  if (next != the_regions.end() && next->first < at + bytes)
+    return complain(WEFT_ERR_INVALID_ARGUMENT, "weft_dist_region", "[%p, +%zu) overlaps the region at %p", address,
+                    bytes, reinterpret_cast<void*>(next->first));
+  if (next != the_regions.begin() && std::prev(next)->first + std::prev(next)->second.bytes > at)
+    return complain(WEFT_ERR_INVALID_ARGUMENT, "weft_dist_region", "[%p, +%zu) overlaps the region at %p", address,
+                    bytes, reinterpret_cast<void*>(std::prev(next)->first));
+  the_regions.emplace(at, region_entry{bytes, home});
+  return WEFT_OK;
+}
+
+WEFT_API int weft_dist_home(const void* address) {
+  std::lock_guard<std::mutex> hold(lock);
+  const auto at = reinterpret_cast<std::uintptr_t>(address);
+  auto r = the_regions.upper_bound(at);
+  if (r == the_regions.begin()) return -1;
+  --r;
+  return at < r->first + r->second.bytes ? r->second.home : -1;
+}
+
+WEFT_API int weft_dist_block_cyclic(long index, long block) {
+  const int size = weft_dist_size();
+  if (size < 1 || index < 0 || block < 1) return 0;
+  return static_cast<int>((index / block) % size);
+}
+
+}  // extern "C"
