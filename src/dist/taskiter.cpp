@@ -69,11 +69,20 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
   return h * 0x100000001b3ull;
 }
 
+// The symbol, else module+offset (for addr2line: a static function has no dynamic symbol).
 std::string function_name(weft_task_fn fn) {
   Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(fn), &info) && info.dli_sname) return info.dli_sname;
-  char text[32];
-  std::snprintf(text, sizeof text, "%p", reinterpret_cast<void*>(fn));
+  const auto at = reinterpret_cast<std::uintptr_t>(fn);
+  char text[512];
+  if (!dladdr(reinterpret_cast<void*>(fn), &info)) {
+    std::snprintf(text, sizeof text, "%#lx", static_cast<unsigned long>(at));
+  } else if (info.dli_sname) {
+    return info.dli_sname;
+  } else {
+    const char* module = info.dli_fname ? std::strrchr(info.dli_fname, '/') : nullptr;
+    std::snprintf(text, sizeof text, "%s+%#lx", module ? module + 1 : "?",
+                  static_cast<unsigned long>(at - reinterpret_cast<std::uintptr_t>(info.dli_fbase)));
+  }
   return text;
 }
 
@@ -236,7 +245,7 @@ int check_round(loop& l) {
   if (earliest < l.tasks.size()) {
     const captured& t = l.tasks[earliest];
     return complain(WEFT_ERR_GRAPH_CHANGED, call,
-                    "distributed graph: task %llu of the round (iteration %d, function %s, rank %d, %u access(es)) "
+                    "distributed graph: task %llu of the round (iteration %d, function %s, placed on rank %d, %u access(es)) "
                     "differs from rank 0's: its function, arguments size, accesses or rank",
                     earliest, l.round[earliest].iteration, function_name(t.fn).c_str(), l.round[earliest].rank,
                     t.access_count);
