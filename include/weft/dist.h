@@ -47,6 +47,10 @@ WEFT_API int weft_dist_free(void *address);
 /* Registers [address, address + bytes) of the symmetric heap as a region whose value lives on rank
  * home before and after a distributed loop. The same on every rank. Regions do not overlap. */
 WEFT_API int weft_dist_region(const void *address, size_t bytes, int home);
+/* The same for a 2-D region: `rows` rows of row_bytes each, stride_bytes apart (row_bytes <=
+ * stride_bytes): a tile of a row-major matrix, sent as one strided MPI datatype. Tiles may
+ * interleave in memory (the tiles of one row of tiles) but not overlap. */
+WEFT_API int weft_dist_region_2d(const void *address, size_t rows, size_t row_bytes, size_t stride_bytes, int home);
 /* The home of the region holding address, or -1 when none does (e.g. to initialise only one's own). */
 WEFT_API int weft_dist_home(const void *address);
 /* Block-cyclic placement: (index / block) % weft_dist_size(). */

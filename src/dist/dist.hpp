@@ -23,10 +23,12 @@ struct communicators {
 bool ensure_communicators(const char* call);
 const communicators& comms();
 
-// Registered regions, by start address.
+// Registered regions, by start address: `rows` rows of row_bytes, `stride` bytes apart (one row:
+// a contiguous range), sent as one MPI datatype.
 struct region_entry {
-  std::size_t bytes;
+  std::size_t rows, row_bytes, stride;
   int home;
+  std::size_t extent() const { return (rows - 1) * stride + row_bytes; }
 };
 const std::map<std::uintptr_t, region_entry>& regions();
 

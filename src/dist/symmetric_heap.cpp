@@ -86,6 +86,64 @@ bool reserve_heap() {
   return false;
 }
 
+// Whether two regions share a byte. Same stride: rows and columns (offsets within a row) must both
+// meet; otherwise each row of the one with fewer rows against the rows of the other it can meet.
+bool overlap(std::uintptr_t a, const region_entry& ra, std::uintptr_t b, const region_entry& rb) {
+  if (a >= b + rb.extent() || b >= a + ra.extent()) return false;
+  if (ra.rows == 1 && rb.rows == 1) return true;
+  if (ra.stride == rb.stride && ra.rows > 1 && rb.rows > 1) {
+    // Row i of a starts at (qa + i) s + ca, row k of b at (qb + k) s + cb. They meet when, with
+    // d = qa + i - qb - k, cb - ca - la < d s < cb - ca + lb: only d in -1..1 can, and such i, k
+    // exist when i - k = d + qb - qa lies in -(rows_b - 1) .. rows_a - 1.
+    const long st = static_cast<long>(ra.stride);
+    const long qa = static_cast<long>(a / ra.stride), qb = static_cast<long>(b / ra.stride);
+    const long ca = static_cast<long>(a % ra.stride), cb = static_cast<long>(b % ra.stride);
+    for (long d = -1; d <= 1; ++d) {
+      if (!(cb - ca - static_cast<long>(ra.row_bytes) < d * st && d * st < cb - ca + static_cast<long>(rb.row_bytes))) continue;
+      const long diff = d + qb - qa;
+      if (diff >= -(static_cast<long>(rb.rows) - 1) && diff <= static_cast<long>(ra.rows) - 1) return true;
+    }
+    return false;
+  }
+  if (ra.rows > rb.rows) return overlap(b, rb, a, ra);
+  for (std::size_t i = 0; i < ra.rows; ++i) {
+    const std::uintptr_t x = a + i * ra.stride, end = x + ra.row_bytes;  // against b's rows k
+    if (end <= b) continue;
+    const std::uintptr_t last = (end - 1 - b) / rb.stride;                 // rows starting before end
+    const std::uintptr_t first = x >= b + rb.row_bytes ? (x - b - rb.row_bytes) / rb.stride + 1 : 0;  // ending after x
+    if (first <= last && first < rb.rows) return true;
+  }
+  return false;
+}
+
+std::size_t widest = 0;  // the largest extent registered: how far back an overlapping one can start
+
+int register_region(const char* call, const void* address, std::size_t rows, std::size_t row_bytes,
+                    std::size_t stride, int home) {
+  std::lock_guard<std::mutex> hold(lock);
+  const auto at = reinterpret_cast<std::uintptr_t>(address);
+  const int size = weft_dist_size();
+  if (size < 1) return complain(WEFT_ERR_NOT_INITIALIZED, call, "MPI is not initialised");
+  if (home < 0 || home >= size) return complain(WEFT_ERR_INVALID_ARGUMENT, call, "home %d is not a rank (0..%d)", home, size - 1);
+  if (rows == 0 || row_bytes == 0 || rows * row_bytes > static_cast<std::size_t>(INT32_MAX))
+    return complain(WEFT_ERR_INVALID_ARGUMENT, call, "%zu rows of %zu bytes: not 1 .. 2^31-1 bytes in all", rows, row_bytes);
+  if (rows > 1 && stride < row_bytes)
+    return complain(WEFT_ERR_INVALID_ARGUMENT, call, "stride_bytes %zu is below row_bytes %zu", stride, row_bytes);
+  const region_entry r{rows, row_bytes, rows > 1 ? stride : row_bytes, home};
+  auto b = the_heap.blocks.upper_bound(at);
+  if (b == the_heap.blocks.begin() || at + r.extent() > std::prev(b)->first + std::prev(b)->second)
+    return complain(WEFT_ERR_INVALID_ARGUMENT, call, "[%p, +%zu) is not inside one block of weft_dist_alloc (the symmetric heap)",
+                    address, r.extent());
+  for (auto it = the_regions.lower_bound(at > widest ? at - widest : 0); it != the_regions.end() && it->first < at + r.extent();
+       ++it)
+    if (overlap(at, r, it->first, it->second))
+      return complain(WEFT_ERR_INVALID_ARGUMENT, call, "the region at %p overlaps the region at %p", address,
+                      reinterpret_cast<void*>(it->first));
+  the_regions.emplace(at, r);
+  if (r.extent() > widest) widest = r.extent();
+  return WEFT_OK;
+}
+
 }  // namespace
 
 int complain(int status, const char* call, const char* format, ...) {
@@ -192,36 +250,23 @@ WEFT_API int weft_dist_free(void* address) {
 }
 
 WEFT_API int weft_dist_region(const void* address, size_t bytes, int home) {
-  std::lock_guard<std::mutex> hold(lock);
-  const auto at = reinterpret_cast<std::uintptr_t>(address);
-  const int size = weft_dist_size();
-  if (size < 1) return complain(WEFT_ERR_NOT_INITIALIZED, "weft_dist_region", "MPI is not initialised");
-  if (home < 0 || home >= size)
-    return complain(WEFT_ERR_INVALID_ARGUMENT, "weft_dist_region", "home %d is not a rank (0..%d)", home, size - 1);
-  if (bytes == 0 || bytes > static_cast<std::size_t>(INT32_MAX))
-    return complain(WEFT_ERR_INVALID_ARGUMENT, "weft_dist_region", "bytes %zu is not in 1..2^31-1", bytes);
-  auto b = the_heap.blocks.upper_bound(at);
-  if (b == the_heap.blocks.begin() || at + bytes > std::prev(b)->first + std::prev(b)->second)
-    return complain(WEFT_ERR_INVALID_ARGUMENT, "weft_dist_region",
-                    "[%p, +%zu) is not inside one block of weft_dist_alloc (the symmetric heap)", address, bytes);
-  auto next = the_regions.lower_bound(at);
-  if (next != the_regions.end() && next->first < at + bytes)
-    return complain(WEFT_ERR_INVALID_ARGUMENT, "weft_dist_region", "[%p, +%zu) overlaps the region at %p", address,
-                    bytes, reinterpret_cast<void*>(next->first));
-  if (next != the_regions.begin() && std::prev(next)->first + std::prev(next)->second.bytes > at)
-    return complain(WEFT_ERR_INVALID_ARGUMENT, "weft_dist_region", "[%p, +%zu) overlaps the region at %p", address,
-                    bytes, reinterpret_cast<void*>(std::prev(next)->first));
-  the_regions.emplace(at, region_entry{bytes, home});
-  return WEFT_OK;
+  return register_region("weft_dist_region", address, 1, bytes, bytes, home);
+}
+
+WEFT_API int weft_dist_region_2d(const void* address, size_t rows, size_t row_bytes, size_t stride_bytes, int home) {
+  return register_region("weft_dist_region_2d", address, rows, row_bytes, stride_bytes, home);
 }
 
 WEFT_API int weft_dist_home(const void* address) {
   std::lock_guard<std::mutex> hold(lock);
   const auto at = reinterpret_cast<std::uintptr_t>(address);
-  auto r = the_regions.upper_bound(at);
-  if (r == the_regions.begin()) return -1;
-  --r;
-  return at < r->first + r->second.bytes ? r->second.home : -1;
+  for (auto r = the_regions.upper_bound(at); r != the_regions.begin();) {
+    --r;
+    if (r->first + widest <= at) break;
+    const std::uintptr_t offset = at - r->first;
+    if (offset < r->second.extent() && offset % r->second.stride < r->second.row_bytes) return r->second.home;
+  }
+  return -1;
 }
 
 WEFT_API int weft_dist_block_cyclic(long index, long block) {

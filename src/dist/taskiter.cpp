@@ -47,6 +47,8 @@ struct loop {
   weft_graph_options_t options;
   communicators c;
   std::vector<region> region_list;                      // by address
+  std::vector<region_entry> shapes;                     // the same order
+  std::vector<MPI_Datatype> types;                      // of the 2-D regions moved (else null)
   std::unordered_map<std::uintptr_t, std::uint32_t> region_at;  // start address -> index
   std::vector<captured> tasks;
   std::vector<round_task> round;
@@ -118,7 +120,8 @@ void* open_loop(const weft_graph_options_t* options) {
   l->region_list.reserve(regions().size());
   for (const auto& [at, r] : regions()) {
     l->region_at.emplace(at, static_cast<std::uint32_t>(l->region_list.size()));
-    l->region_list.push_back({at, r.bytes, r.home});
+    l->region_list.push_back({at, r.rows * r.row_bytes, r.home});
+    l->shapes.push_back(r);
   }
   pending_ranks.clear();
   next_rank = -1;
@@ -165,8 +168,10 @@ int record_task(void* state, const weft_task_t* handle, const weft_recorded_task
     }
     if (!joined) l.uses.push_back({found->second, reads, writes});
     const region& g = l.region_list[found->second];
-    h = mix(mix(h, g.address), (static_cast<std::uint64_t>(g.bytes) << 24) ^ (static_cast<std::uint64_t>(g.home) << 4) ^
-                                   static_cast<std::uint64_t>(a.type));
+    const region_entry& shape = l.shapes[found->second];
+    h = mix(mix(mix(h, g.address), shape.rows * 0x10001 + shape.stride),
+            (static_cast<std::uint64_t>(shape.row_bytes) << 24) ^ (static_cast<std::uint64_t>(g.home) << 4) ^
+                static_cast<std::uint64_t>(a.type));
   }
   t.use_count = static_cast<std::uint32_t>(l.uses.size()) - t.first_use;
   if (rank < 0) {  // owner computes: the home of the first region written, else read, else rank 0
@@ -254,20 +259,37 @@ int check_round(loop& l) {
                   l.tasks.size(), count);
 }
 
+// How a region travels: count elements of type (a strided vector for a 2-D region, made once).
+struct payload {
+  MPI_Datatype type;
+  int count;
+};
+payload payload_of(loop& l, std::uint32_t r) {
+  const region_entry& shape = l.shapes[r];
+  if (shape.rows == 1) return {MPI_BYTE, static_cast<int>(shape.row_bytes)};
+  if (l.types.empty()) l.types.assign(l.shapes.size(), MPI_DATATYPE_NULL);
+  MPI_Datatype& t = l.types[r];
+  if (t == MPI_DATATYPE_NULL) {
+    PMPI_Type_create_hvector(static_cast<int>(shape.rows), static_cast<int>(shape.row_bytes), static_cast<MPI_Aint>(shape.stride),
+                             MPI_BYTE, &t);
+    PMPI_Type_commit(&t);
+  }
+  return {t, 1};
+}
+
 // Steps 4 and 6: copies posted in plan order on both sides, so one tag serves them all (MPI keeps
 // the order of messages between two ranks with the same tag).
-void copy_regions(const loop& l, const std::vector<region_copy>& copies) {
+void copy_regions(loop& l, const std::vector<region_copy>& copies) {
   std::vector<MPI_Request> requests;
   for (const region_copy& x : copies) {
-    const region& g = l.region_list[x.region];
-    void* at = reinterpret_cast<void*>(g.address);
-    if (x.from == l.c.rank) {
-      requests.emplace_back();
-      MPI_Isend(at, static_cast<int>(g.bytes), MPI_BYTE, x.to, 0, l.c.setup, &requests.back());
-    } else if (x.to == l.c.rank) {
-      requests.emplace_back();
-      MPI_Irecv(at, static_cast<int>(g.bytes), MPI_BYTE, x.from, 0, l.c.setup, &requests.back());
-    }
+    if (x.from != l.c.rank && x.to != l.c.rank) continue;
+    void* at = reinterpret_cast<void*>(l.region_list[x.region].address);
+    const payload p = payload_of(l, x.region);
+    requests.emplace_back();
+    if (x.from == l.c.rank)
+      MPI_Isend(at, p.count, p.type, x.to, 0, l.c.setup, &requests.back());
+    else
+      MPI_Irecv(at, p.count, p.type, x.from, 0, l.c.setup, &requests.back());
   }
   MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
 }
@@ -275,7 +297,8 @@ void copy_regions(const loop& l, const std::vector<region_copy>& copies) {
 struct transfer_args {
   void* address;
   MPI_Comm comm;
-  int bytes;
+  MPI_Datatype type;
+  int count;
   int peer;
   int tag;
   int send;
@@ -287,17 +310,17 @@ void run_transfer(void* p) {
   const auto& a = *static_cast<const transfer_args*>(p);
   MPI_Request request;
   if (a.send)
-    MPI_Isend(a.address, a.bytes, MPI_BYTE, a.peer, a.tag, a.comm, &request);
+    MPI_Isend(a.address, a.count, a.type, a.peer, a.tag, a.comm, &request);
   else
-    MPI_Irecv(a.address, a.bytes, MPI_BYTE, a.peer, a.tag, a.comm, &request);
+    MPI_Irecv(a.address, a.count, a.type, a.peer, a.tag, a.comm, &request);
   weft_mpi_iwait(&request, MPI_STATUS_IGNORE);
 }
 
-int submit_transfer(const loop& l, const transfer& x) {
+int submit_transfer(loop& l, const transfer& x) {
   const region& g = l.region_list[x.region];
   const bool send = x.from == l.c.rank;
-  transfer_args a{reinterpret_cast<void*>(g.address), l.c.loop, static_cast<int>(g.bytes), send ? x.to : x.from, x.tag,
-                  send ? 1 : 0};
+  const payload p = payload_of(l, x.region);
+  transfer_args a{reinterpret_cast<void*>(g.address), l.c.loop, p.type, p.count, send ? x.to : x.from, x.tag, send ? 1 : 0};
   weft_task_t* t = weft_task_create(run_transfer, &a, sizeof a, WEFT_TASK_DEFAULT);
   if (!t) return weft_last_error();
   // A send: the reader on the other rank waits for it (the communication-aware policies raise it
@@ -396,6 +419,8 @@ int run_loop(void* state) {
     }
   }
   last_timings = t;
+  for (MPI_Datatype& type : l.types)
+    if (type != MPI_DATATYPE_NULL) PMPI_Type_free(&type);
   delete &l;
   return status;
 }

@@ -120,6 +120,20 @@ int main(int argc, char** argv) {
     EXPECT(weft_dist_region(d + 64, 64, ranks_) == WEFT_ERR_INVALID_ARGUMENT, "home %d accepted", ranks_);
     EXPECT(weft_dist_home(d + 3) == 0 && weft_dist_home(d + 40) == -1, "weft_dist_home");
     weft_dist_free(d);
+    // 2-D tiles of a 16 x 16 matrix: the 4 x 4 tiles of one row of tiles interleave, never overlap.
+    auto* m = static_cast<double*>(weft_dist_alloc(sizeof(double) * 256));
+    for (int ti = 0; ti < 4; ++ti)
+      for (int tj = 0; tj < 4; ++tj)
+        EXPECT(weft_dist_region_2d(m + ti * 64 + tj * 4, 4, 4 * sizeof(double), 16 * sizeof(double), (ti + tj) % ranks_) ==
+                   WEFT_OK,
+               "tile (%d, %d) refused", ti, tj);
+    EXPECT(weft_dist_home(m + 16 * 5 + 9) == (1 + 2) % ranks_, "weft_dist_home inside tile (1, 2)");
+    EXPECT(weft_dist_region_2d(m + 2, 2, 4 * sizeof(double), 16 * sizeof(double), 0) == WEFT_ERR_INVALID_ARGUMENT,
+           "a 2-D region overlapping two tiles accepted");
+    EXPECT(weft_dist_region(m + 16 * 7 + 15, sizeof(double), 0) == WEFT_ERR_INVALID_ARGUMENT,
+           "a cell of tile (1, 3) accepted as a region");
+    EXPECT(weft_dist_region_2d(m, 2, 64, 32, 0) == WEFT_ERR_INVALID_ARGUMENT, "a stride below the row accepted");
+    weft_dist_free(m);
   } else {
     std::fprintf(stderr, "usage: dist_errors mismatch|unregistered|rank|alloc|region\n");
     ++failures;
