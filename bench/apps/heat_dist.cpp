@@ -169,8 +169,10 @@ int run(int argc, char** argv) {
   weft_dist_timings_t t{};
   weft_dist_last_timings(&t);
   char extra[256];
-  std::snprintf(extra, sizeof extra, "startup_s=%.4f record_s=%.4f check_s=%.4f plan_s=%.4f fetch_s=%.4f run_s=%.4f writeback_s=%.4f transfers=%ld",
-                t.record + t.check + t.plan + t.fetch, t.record, t.check, t.plan, t.fetch, t.run, t.write_back, t.transfers);
+  std::snprintf(extra, sizeof extra, "startup_s=%.4f record_s=%.4f check_s=%.4f plan_s=%.4f fetch_s=%.4f run_s=%.4f writeback_s=%.4f "
+                "accesses=%ld transfers=%ld",
+                t.record + t.check + t.plan + t.fetch, t.record, t.check, t.plan, t.fetch, t.run, t.write_back, t.accesses,
+                t.transfers);
   const double* result = jacobi && (o.sweeps & 1) ? grids[1] : grids[0];
   int ok = heat_mpi_finish(&o, &s, result + (row0 - 1) * g->stride, seconds, "weft", weft_num_workers(),
                            o.sweeps * static_cast<long long>(s.lnb) * g->nb, static_cast<long long>(st.edges_created), extra,

@@ -891,7 +891,8 @@ int capture(worker& w, graph& g, task* t) {
   r.priority = t->priority;
   r.iteration = g.sub < 0 ? 0 : g.sub;
   r.door = t->door_bits;
-  std::vector<weft_recorded_access_t> accesses;
+  thread_local std::vector<weft_recorded_access_t> accesses;  // no allocation per captured task
+  accesses.clear();
   for (const pending_access& a : w.accesses)
     if (a.owner == t) accesses.push_back({a.address, static_cast<int>(a.type)});
   r.accesses = accesses.data();
