@@ -51,18 +51,28 @@ std::size_t heap_size_wanted() {
 
 // Rank 0 reserves anywhere and says where; the others reserve at the same address, which fails when
 // their own mappings lie there: then all try again elsewhere, below the last try.
+// Rank 0 takes the size asked for, or half of it while the kernel refuses (a sanitizer's shadow
+// memory leaves less address space), and says how much too.
 bool reserve_heap() {
   const communicators& c = the_comms;
-  const std::size_t size = heap_size_wanted();
+  const std::size_t wanted = heap_size_wanted();
+  std::size_t size = wanted;
   std::uintptr_t hint = 0;
   for (int attempt = 0; attempt < 16; ++attempt) {
     std::uintptr_t at = 0;
     void* mine = MAP_FAILED;
     if (c.rank == 0) {
-      mine = mmap(reinterpret_cast<void*>(hint), size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      for (;;) {
+        mine = mmap(reinterpret_cast<void*>(hint), size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (mine != MAP_FAILED || size <= std::size_t{1} << 26) break;
+        size /= 2;
+      }
       at = mine == MAP_FAILED ? 0 : reinterpret_cast<std::uintptr_t>(mine);
     }
-    PMPI_Bcast(&at, sizeof at, MPI_BYTE, 0, c.setup);
+    std::uintptr_t where[2] = {at, size};
+    PMPI_Bcast(where, sizeof where, MPI_BYTE, 0, c.setup);
+    at = where[0];
+    size = where[1];
     if (!at) break;
     int ok = 1;
     if (c.rank != 0) {
@@ -76,13 +86,16 @@ bool reserve_heap() {
     if (all) {
       the_heap.base = at;
       the_heap.size = size;
+      if (size < wanted && c.rank == 0)
+        std::fprintf(stderr, "weft: the symmetric heap is %zu MiB, not the %zu asked for (address space)\n", size >> 20,
+                     wanted >> 20);
       return true;
     }
     if (ok) munmap(reinterpret_cast<void*>(at), size);
     hint = at > 2 * size ? at - 2 * size : 0;
   }
   complain(WEFT_ERR_OUT_OF_MEMORY, "weft_dist_alloc",
-           "no address range of %zu bytes is free on every rank (WEFT_DIST_HEAP sets the size)", size);
+           "no address range of %zu bytes is free on every rank (WEFT_DIST_HEAP sets the size)", wanted);
   return false;
 }
 
