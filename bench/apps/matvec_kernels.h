@@ -191,6 +191,38 @@ static APP_UNUSED double mv_check(mv_problem *pb, long steps, const char *prog) 
   return diff;
 }
 
+/* --- one rank's rows (the distributed programs, dense_mpi.h) -------------------------------------- */
+
+/* mv_build's rows lo..hi-1 into arrays that hold those rows only (row i at i - lo): a rank builds
+ * its own rows, and the check's mv_build of the whole problem on rank 0 gives the same bits (the
+ * same expressions, in the same order). matvec: A's rows; x is mv_matvec_init_x's, whole. */
+static APP_UNUSED void mv_matvec_init_rows(long n, double *A, long lo, long hi) {
+  long i, j;
+  for (i = lo; i < hi; ++i) {
+    double *a = A + (size_t)(i - lo) * (size_t)n;
+    for (j = 0; j < n; ++j) a[j] = mv_uniform((uint64_t)i * (uint64_t)n + (uint64_t)j) * (2.0 / (double)n);
+  }
+}
+
+static APP_UNUSED void mv_matvec_init_x(long n, double *x) {
+  long i;
+  for (i = 0; i < n; ++i) x[i] = mv_uniform(~(uint64_t)i);
+}
+
+/* jacobi: R's rows (diagonal 0), d and b. */
+static APP_UNUSED void mv_jacobi_init_rows(long n, double *R, double *d, double *b, long lo, long hi) {
+  long i, j;
+  for (i = lo; i < hi; ++i) {
+    double *a = R + (size_t)(i - lo) * (size_t)n, rowsum = 0.0;
+    for (j = 0; j < n; ++j) {
+      a[j] = j == i ? 0.0 : mv_uniform((uint64_t)i * (uint64_t)n + (uint64_t)j) / (double)n;
+      rowsum += a[j];
+    }
+    d[i - lo] = 1.1 * rowsum;
+    b[i - lo] = d[i - lo] + rowsum; /* A * ones */
+  }
+}
+
 /* --- options ------------------------------------------------------------------------------------ */
 
 typedef struct mv_options {

@@ -18,7 +18,9 @@
 #   TIMEOUT      seconds one process may take, then reported timeout         [600; --quick: 120]
 #   THREADS      thread counts (shared-memory applications)                  ["1 2"; --demo: 2]
 #   APPS         subset of: cholesky cholesky-8k heat-gs heat-jacobi cg matvec jacobi, and the MPI
-#                ones cholesky-mpi heat-mpi-gs heat-mpi-jacobi cg-mpi
+#                ones cholesky-mpi heat-mpi-gs heat-mpi-jacobi cg-mpi matvec-mpi matmul-mpi jacobi-mpi
+#                (the last three: paper 003's dense benchmarks, fork-join MPI + OpenMP, TAMPI-style
+#                weft tasks and the distributed taskiter; bench/apps/dense_mpi.h)
 #                                                   [all; --demo: cholesky heat-gs cholesky-mpi]
 #   RUNTIMES     subset of: gomp llvm-omp weft native                        [all]
 #                (native: the weft and StarPU programs, OpenBLAS's own threaded dpotrf, ScaLAPACK)
@@ -64,6 +66,7 @@ case $mode in
   full) REPS=${REPS:-5}; TIMEOUT=${TIMEOUT:-600}; THREADS=${THREADS:-1 2} ;;
 esac
 all_apps="cholesky cholesky-8k heat-gs heat-jacobi cg matvec jacobi cholesky-mpi heat-mpi-gs heat-mpi-jacobi cg-mpi"
+all_apps+=" matvec-mpi matmul-mpi jacobi-mpi"
 if [ "$mode" = demo ]; then APPS=${APPS:-cholesky heat-gs cholesky-mpi}; else APPS=${APPS:-$all_apps}; fi
 RUNTIMES=${RUNTIMES:-gomp llvm-omp weft native}
 cores=$(nproc)
@@ -180,6 +183,15 @@ case $mode in
       "cg-mpi|cg_mpi_omp|parallel-for tasks|weft|-n 16 -i 10|-t|4||$MPI_CONFIGS|timing"
       "cg-mpi|cg_mpi_weft|weft|native|-n 16 -i 10|-t|4||$MPI_CONFIGS|timing"
     )
+    # The dense benchmarks (dense_mpi.h): fork-join MPI + OpenMP, TAMPI-style, distributed taskiter.
+    for d in "matvec|-n 256 -s 4|32" "matmul|-n 64 -s 2|16" "jacobi|-n 256 -s 5|32"; do
+      IFS='|' read -r a da db <<<"$d"
+      mpi_cases+=(
+        "$a-mpi|dense_mpi_omp|fork-join|gomp weft|--app $a $da|-b|$db||$MPI_CONFIGS|timing"
+        "$a-mpi|dense_mpi_weft|tampi|native|--app $a $da|-b|$db||$MPI_CONFIGS|timing"
+        "$a-mpi|dense_dist|dist|native|--app $a $da|-b|$db||$MPI_CONFIGS|timing"
+      )
+    done
     ;;
   demo)
     # The distributed Cholesky once per runtime, each on a variant it finishes: libgomp deadlocks on
@@ -199,12 +211,25 @@ case $mode in
     c="--no-check"
     hs="--method gauss-seidel -n 4096 -s 20 $c"
     for ph in timing correctness; do
+      # The dense benchmarks (dense_mpi.h), each app "arguments|grains": matvec and jacobi at the
+      # paper's O(N^2) per step, matmul's tiles O(B^3) each.
       if [ $ph = timing ]; then
         cfgs=$MPI_CONFIGS ch="-n 4096 -r 2 $c" cb="256 512" hg="$hs" hb=128 cgs="-n 96 -i 50 $c" cgt=16
+        dense=("matvec|-n 8192 -s 50 $c|128 256 512 1024" "matmul|-n 1024 -s 3 $c|64 128 256"
+               "jacobi|-n 8192 -s 50 $c|128 256 512 1024")
       else
         [ -n "$MPI_CHECK_CONFIGS" ] || continue
         cfgs=$MPI_CHECK_CONFIGS ch="-n 1024" cb=128 hg="--method gauss-seidel -n 512 -s 6" hb=16 cgs="-n 32 -i 20" cgt=4
+        dense=("matvec|-n 512 -s 6|32" "matmul|-n 128 -s 2|16" "jacobi|-n 512 -s 7|32")
       fi
+      for d in "${dense[@]}"; do
+        IFS='|' read -r a da db <<<"$d"
+        mpi_cases+=(
+          "$a-mpi|dense_mpi_omp|fork-join|$omp3|--app $a $da|-b|$db||$cfgs|$ph"
+          "$a-mpi|dense_mpi_weft|tampi|native|--app $a $da|-b|$db||$cfgs|$ph"
+          "$a-mpi|dense_dist|dist dist-iteration|native|--app $a $da|-b|$db||$cfgs|$ph"
+        )
+      done
       mpi_cases+=(
         "cholesky-mpi|cholesky_mpi_omp|blocking detach blocking-serial|$omp3|$ch|-b|$cb||$cfgs|$ph"
         "cholesky-mpi|cholesky_mpi_weft|blocking iwait|native|$ch|-b|$cb||$cfgs|$ph"
@@ -427,7 +452,7 @@ if ((mpi_ok)); then
             envs=$(mpi_runtime_env "$rt" "$t")
             [ -n "$envs" ] || continue
             weft_run=0
-            [[ "$rt" == weft || "$program" == *_weft ]] && weft_run=1
+            [[ "$rt" == weft || "$program" == *_weft || "$program" == *_dist ]] && weft_run=1
             limit=$TIMEOUT
             may_hang "$program" "$v" "$rt" "$r" && limit=$HANG_TIMEOUT
             for pol in ${policies:--}; do
