@@ -79,7 +79,7 @@ bench_find_libweft() {
 # The lines every report starts with.
 bench_meta() {
   echo "date: $(date -Iseconds)"
-  echo "machine: $(uname -srm), $(nproc) cores, $(LC_ALL=C lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n 1)"
+  echo "machine: $(uname -srm), $(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc) cores, $(LC_ALL=C lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n 1)"
   echo "compiler: $(gcc --version 2>/dev/null | head -n 1)"
   echo "weft: $(git -C "$bench_root" rev-parse --short HEAD 2>/dev/null || echo 'no commit')$(git -C "$bench_root" diff --quiet HEAD 2>/dev/null || echo ' (working tree modified)')"
 }

@@ -1,5 +1,7 @@
 #include "dist/plan.hpp"
 
+#include <algorithm>
+#include <tuple>
 #include <unordered_map>
 
 namespace weft::dist {
@@ -31,8 +33,49 @@ class rank_set {
 
 }  // namespace
 
+namespace {
+
+// Merges runs of transfers (see make_plan) and numbers the tags, per ordered pair, in the order the
+// transfers are made: deterministic, so the same on every rank.
+void merge_transfers(std::vector<transfer>& transfers, const std::vector<region>& regions,
+                     const std::vector<round_task>& tasks) {
+  std::vector<std::uint32_t> order(transfers.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    const transfer &x = transfers[a], &y = transfers[b];
+    return std::tie(x.from, x.to, x.region, x.before) < std::tie(y.from, y.to, y.region, y.before);
+  });
+  std::vector<transfer> merged;
+  merged.reserve(transfers.size());
+  std::uint32_t latest_writer = 0, first_reader = 0;
+  for (std::uint32_t k : order) {
+    const transfer& t = transfers[k];
+    if (!merged.empty()) {
+      transfer& m = merged.back();
+      const std::uint32_t last = m.region + m.regions - 1;
+      const std::uint32_t writer = std::max(latest_writer, t.after), reader = std::min(first_reader, t.before);
+      if (m.from == t.from && m.to == t.to && t.region == last + 1 && regions[last].contiguous &&
+          regions[t.region].contiguous && regions[last].address + regions[last].bytes == regions[t.region].address &&
+          writer < reader) {
+        ++m.regions;
+        latest_writer = writer;
+        first_reader = reader;
+        m.before = reader;
+        m.iteration = reader < tasks.size() ? tasks[reader].iteration : m.iteration;
+        continue;
+      }
+    }
+    merged.push_back(t);
+    latest_writer = t.after;
+    first_reader = t.before;
+  }
+  transfers.swap(merged);
+}
+
+}  // namespace
+
 plan make_plan(const std::vector<region>& regions, const std::vector<round_task>& tasks, const std::vector<use>& uses,
-               int ranks, long iterations, int unroll) {
+               int ranks, long iterations, int unroll, bool merge) {
   plan p;
   const auto n = static_cast<std::uint32_t>(tasks.size());
   const std::size_t nr = regions.size();
@@ -53,12 +96,9 @@ plan make_plan(const std::vector<region>& regions, const std::vector<round_task>
   const int partial = static_cast<int>(iterations % unroll);
   const bool full_round = iterations >= unroll;
 
-  std::unordered_map<std::uint64_t, int> next_tag;  // per ordered pair
-  auto add_transfer = [&](std::uint32_t region, int from, int to, std::uint32_t before, int iteration) {
-    int& tag = next_tag[static_cast<std::uint64_t>(from) * static_cast<std::uint64_t>(ranks) + static_cast<std::uint64_t>(to)];
-    p.transfers.push_back({region, from, to, tag, before, iteration});
-    if (tag > p.max_tag) p.max_tag = tag;
-    ++tag;
+  auto add_transfer = [&](std::uint32_t region, long writer, int to, std::uint32_t before, int iteration) {
+    const int from = tasks[static_cast<std::size_t>(writer)].rank;
+    p.transfers.push_back({region, 1, from, to, 0, before, static_cast<std::uint32_t>(writer), iteration});
   };
 
   rank_set holders(ranks);
@@ -75,7 +115,7 @@ plan make_plan(const std::vector<region>& regions, const std::vector<round_task>
       if (u.reads && !holders.contains(rank)) {
         // The value is not here yet: from the last writer (lines 9-17), or, before any write of
         // the round, the previous iteration's (line 26 on, below).
-        if (last_writer >= 0) add_transfer(r, tasks[static_cast<std::size_t>(last_writer)].rank, rank, t, tasks[t].iteration);
+        if (last_writer >= 0) add_transfer(r, last_writer, rank, t, tasks[t].iteration);
         holders.add(rank);
       }
       if (u.writes) {
@@ -94,11 +134,10 @@ plan make_plan(const std::vector<region>& regions, const std::vector<round_task>
       continue;
     }
     // Cyclic edges: the next iteration's first readers need the last writer's value.
-    const int writer_rank = tasks[static_cast<std::size_t>(last_writer)].rank;
     for (int reader : initial_readers) {
       if (reader != home) p.initial.push_back({r, home, reader});
       if (holders.contains(reader)) continue;
-      add_transfer(r, writer_rank, reader, n, unroll - 1);
+      add_transfer(r, last_writer, reader, n, unroll - 1);
       holders.add(reader);
     }
     if (final_writer < 0 && full_round) final_writer = last_writer;  // the cut round writes nothing here
@@ -106,6 +145,14 @@ plan make_plan(const std::vector<region>& regions, const std::vector<round_task>
       const int from = tasks[static_cast<std::size_t>(final_writer)].rank;
       if (from != home) p.final.push_back({r, from, home});
     }
+  }
+
+  if (merge) merge_transfers(p.transfers, regions, tasks);
+  std::unordered_map<std::uint64_t, int> next_tag;  // per ordered pair
+  for (transfer& x : p.transfers) {
+    int& tag = next_tag[static_cast<std::uint64_t>(x.from) * static_cast<std::uint64_t>(ranks) + static_cast<std::uint64_t>(x.to)];
+    x.tag = tag++;
+    if (x.tag > p.max_tag) p.max_tag = x.tag;
   }
 
   // Ordered by the task they precede (stable: by region within one task).

@@ -15,7 +15,8 @@ namespace weft::dist {
 struct region {
   std::uintptr_t address;
   std::size_t bytes;
-  int home;  // holds the region's value before the loop and gets it back after
+  int home;         // holds the region's value before the loop and gets it back after
+  bool contiguous;  // one row (a 2-D region is never merged with another)
 };
 
 // A task's use of one region (one entry per region: a task's several accesses to it are joined).
@@ -33,10 +34,12 @@ struct round_task {
 
 struct transfer {
   std::uint32_t region;
+  std::uint32_t regions;  // regions region .. region + regions - 1, adjacent in memory (merged)
   int from, to;
-  int tag;              // per ordered pair (from, to), 0, 1, ...: the same on both sides
-  std::uint32_t before; // index of the task it precedes; tasks.size(): at the end of the round
-  int iteration;        // within the round: the task's, or the last for those at the end
+  int tag;                // per ordered pair (from, to), 0, 1, ...: the same on both sides
+  std::uint32_t before;   // index of the task it precedes; tasks.size(): at the end of the round
+  std::uint32_t after;    // index of the task that wrote the value (the last writer)
+  int iteration;          // within the round: the task's, or the last for those at the end
 };
 
 struct region_copy {  // one region sent between ranks outside the loop
@@ -52,7 +55,11 @@ struct plan {
 };
 
 // iterations: of the whole loop (a last round may be cut short: iterations % unroll).
+// merge: transfers of adjacent contiguous regions between the same two ranks become one message
+// where one point of the round suits them all: after every one's writer, before every one's reader
+// (then no other access to those regions lies between, on either rank). Fewer, larger messages;
+// the reader of the first region waits for the others.
 plan make_plan(const std::vector<region>& regions, const std::vector<round_task>& tasks, const std::vector<use>& uses,
-               int ranks, long iterations, int unroll);
+               int ranks, long iterations, int unroll, bool merge);
 
 }  // namespace weft::dist

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <unordered_map>
@@ -120,7 +121,7 @@ void* open_loop(const weft_graph_options_t* options) {
   l->region_list.reserve(regions().size());
   for (const auto& [at, r] : regions()) {
     l->region_at.emplace(at, static_cast<std::uint32_t>(l->region_list.size()));
-    l->region_list.push_back({at, r.rows * r.row_bytes, r.home});
+    l->region_list.push_back({at, r.rows * r.row_bytes, r.home, r.rows == 1});
     l->shapes.push_back(r);
   }
   pending_ranks.clear();
@@ -214,6 +215,12 @@ int record_task(void* state, const weft_task_t* handle, const weft_recorded_task
   l.round.push_back(t);
   l.hash = mix(l.hash, h);
   return WEFT_OK;
+}
+
+// WEFT_DIST_MERGE=0 keeps one message per region (plan.hpp, make_plan).
+bool merge_transfers() {
+  const char* v = std::getenv("WEFT_DIST_MERGE");
+  return !(v && v[0] == '0');
 }
 
 // Step 2. Every rank returns the same verdict, so none waits for another in step 4.
@@ -319,7 +326,11 @@ void run_transfer(void* p) {
 int submit_transfer(loop& l, const transfer& x) {
   const region& g = l.region_list[x.region];
   const bool send = x.from == l.c.rank;
-  const payload p = payload_of(l, x.region);
+  payload p = payload_of(l, x.region);
+  if (x.regions > 1) {  // adjacent contiguous regions: one range of bytes
+    const region& end = l.region_list[x.region + x.regions - 1];
+    p = {MPI_BYTE, static_cast<int>(end.address + end.bytes - g.address)};
+  }
   transfer_args a{reinterpret_cast<void*>(g.address), l.c.loop, p.type, p.count, send ? x.to : x.from, x.tag, send ? 1 : 0};
   weft_task_t* t = weft_task_create(run_transfer, &a, sizeof a, WEFT_TASK_DEFAULT);
   if (!t) return weft_last_error();
@@ -327,7 +338,9 @@ int submit_transfer(loop& l, const transfer& x) {
   // and its predecessors; FIFO ignores priorities).
   if (send) weft_task_set_priority(t, weft_max_priority());
   weft_task_set_label(t, send ? "dist_send" : "dist_recv");
-  weft_task_depend(t, send ? WEFT_DEP_IN : WEFT_DEP_OUT, a.address, g.bytes);
+  for (std::uint32_t r = x.region; r < x.region + x.regions; ++r)
+    weft_task_depend(t, send ? WEFT_DEP_IN : WEFT_DEP_OUT, reinterpret_cast<void*>(l.region_list[r].address),
+                     l.region_list[r].bytes);
   return weft_task_submit(t);
 }
 
@@ -396,7 +409,7 @@ int run_loop(void* state) {
   t.check = checked - start;
   if (status == WEFT_OK) {
     const int unroll = l.options.unroll > 1 ? l.options.unroll : 1;
-    plan p = make_plan(l.region_list, l.round, l.uses, l.c.size, l.options.iterations, unroll);
+    plan p = make_plan(l.region_list, l.round, l.uses, l.c.size, l.options.iterations, unroll, merge_transfers());
     int* tag_ub = nullptr;
     int found = 0;
     PMPI_Comm_get_attr(l.c.loop, MPI_TAG_UB, &tag_ub, &found);

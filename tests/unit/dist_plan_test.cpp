@@ -33,7 +33,7 @@ random_round make_round(std::uint64_t seed) {
   r.iterations = pick(1, 8);
   const int nregions = pick(1, 10);
   for (int i = 0; i < nregions; ++i)
-    r.regions.push_back({static_cast<std::uintptr_t>(0x10000 + 64 * i), 64, pick(0, r.ranks - 1)});
+    r.regions.push_back({static_cast<std::uintptr_t>(0x10000 + 64 * i), 64, pick(0, r.ranks - 1), pick(0, 3) != 0});
   const int per_iteration = pick(1, 14);
   for (int it = 0; it < r.unroll; ++it)
     for (int k = 0; k < per_iteration; ++k) {
@@ -76,11 +76,13 @@ std::string play(const random_round& r, const plan& p) {
       for (; x < p.transfers.size() && p.transfers[x].before == i; ++x) {
         const transfer& t = p.transfers[x];
         if (t.iteration >= limit) continue;
-        long v = held[static_cast<std::size_t>(t.from)][t.region];
-        if (v != latest[t.region])
-          return "round " + std::to_string(round) + ": transfer before task " + std::to_string(i) + " sends version " +
-                 std::to_string(v) + ", latest is " + std::to_string(latest[t.region]);
-        held[static_cast<std::size_t>(t.to)][t.region] = v;
+        for (std::uint32_t g = t.region; g < t.region + t.regions; ++g) {
+          long v = held[static_cast<std::size_t>(t.from)][g];
+          if (v != latest[g])
+            return "round " + std::to_string(round) + ": transfer before task " + std::to_string(i) + " sends region " +
+                   std::to_string(g) + " version " + std::to_string(v) + ", latest is " + std::to_string(latest[g]);
+          held[static_cast<std::size_t>(t.to)][g] = v;
+        }
       }
       if (i == n || r.tasks[i].iteration >= limit) continue;
       const round_task& t = r.tasks[i];
@@ -110,19 +112,24 @@ std::string play(const random_round& r, const plan& p) {
 }
 
 TEST(DistPlan, RandomRoundsFollowTheSequentialProgram) {
+  long merged = 0;
   for (std::uint64_t seed = 1; seed <= 3000; ++seed) {
     random_round r = make_round(seed);
-    plan p = make_plan(r.regions, r.tasks, r.uses, r.ranks, r.iterations, r.unroll);
-    std::string failure = play(r, p);
-    ASSERT_EQ(failure, "") << "seed " << seed << " (" << r.ranks << " ranks, unroll " << r.unroll << ", "
-                           << r.iterations << " iterations, " << r.tasks.size() << " tasks)";
+    for (bool merge : {false, true}) {
+      plan p = make_plan(r.regions, r.tasks, r.uses, r.ranks, r.iterations, r.unroll, merge);
+      for (const transfer& t : p.transfers) merged += t.regions - 1;
+      std::string failure = play(r, p);
+      ASSERT_EQ(failure, "") << "seed " << seed << (merge ? " merged" : "") << " (" << r.ranks << " ranks, unroll "
+                             << r.unroll << ", " << r.iterations << " iterations, " << r.tasks.size() << " tasks)";
+    }
   }
+  EXPECT_GT(merged, 300) << "the random rounds hardly exercise merging";
 }
 
 TEST(DistPlan, TagsAreUniquePerPairAndSidesAgree) {
   for (std::uint64_t seed = 1; seed <= 500; ++seed) {
     random_round r = make_round(seed);
-    plan p = make_plan(r.regions, r.tasks, r.uses, r.ranks, r.iterations, r.unroll);
+    plan p = make_plan(r.regions, r.tasks, r.uses, r.ranks, r.iterations, r.unroll, seed % 2 == 0);
     std::set<std::tuple<int, int, int>> seen;
     for (const transfer& t : p.transfers) {
       ASSERT_NE(t.from, t.to) << "seed " << seed;
@@ -131,7 +138,7 @@ TEST(DistPlan, TagsAreUniquePerPairAndSidesAgree) {
       ASSERT_LE(t.tag, p.max_tag);
     }
     // The plan is a function of the round: computed again (another rank), the same transfers.
-    plan q = make_plan(r.regions, r.tasks, r.uses, r.ranks, r.iterations, r.unroll);
+    plan q = make_plan(r.regions, r.tasks, r.uses, r.ranks, r.iterations, r.unroll, seed % 2 == 0);
     ASSERT_EQ(p.transfers.size(), q.transfers.size());
     for (std::size_t i = 0; i < p.transfers.size(); ++i) {
       ASSERT_EQ(std::tie(p.transfers[i].region, p.transfers[i].from, p.transfers[i].to, p.transfers[i].tag,
@@ -146,7 +153,7 @@ TEST(DistPlan, TagsAreUniquePerPairAndSidesAgree) {
 TEST(DistPlan, PaperExample) {
   enum { a, b, x, y };
   std::vector<region> regions;
-  for (int g = 0; g < 4; ++g) regions.push_back({static_cast<std::uintptr_t>(0x1000 + 64 * g), 64, 0});
+  for (int g = 0; g < 4; ++g) regions.push_back({static_cast<std::uintptr_t>(0x1000 + 64 * g), 64, 0, true});
   std::vector<use> uses = {
       {x, true, false}, {y, true, false}, {a, false, true},  // task 1: in x, y; out a
       {a, true, false}, {y, true, false}, {b, false, true},  // task 2: in a, y; out b
@@ -154,7 +161,7 @@ TEST(DistPlan, PaperExample) {
       {x, true, false}, {b, true, false}, {y, false, true},  // task 4: in x, b; out y
   };
   std::vector<round_task> tasks = {{0, 0, 0, 3}, {1, 0, 3, 3}, {0, 0, 6, 3}, {1, 0, 9, 3}};
-  plan p = make_plan(regions, tasks, uses, 2, 10, 1);
+  plan p = make_plan(regions, tasks, uses, 2, 10, 1, false);
   // a: 0 -> 1 before task 2; b: 1 -> 0 before task 3; x: 0 -> 1 before task 4; y: 1 -> 0 at the
   // end, for task 1 of the next iteration (task 2 reads y on rank 1, where task 4 writes it).
   std::set<std::tuple<int, int, int, std::uint32_t>> got;
