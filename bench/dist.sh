@@ -7,7 +7,8 @@
 #   fork-join  MPI + OpenMP, bulk-synchronous (heat_mpi_omp --variant parallel-for, dense_mpi_omp)
 #              on libgomp
 #   tampi      weft tasks with MPI calls inside them, written by hand (heat_mpi_weft, dense_mpi_weft)
-#   dist       the distributed taskiter (heat_dist, dense_dist)
+#   dist       the distributed taskiter (heat_dist, dense_dist), Immediate Successor
+#   dist-ip    the same, Iteration Priority (WEFT_GRAPH_POLICY=iteration, dense_dist's dist-iteration)
 # Rows interleave the variants (A B C A B C ...) so that the machine's drift hits them alike; each
 # cell is the median of REPS runs with min and max, and the ratio of fork-join's median to it.
 #
@@ -22,7 +23,7 @@
 #   NET        delay:rate of the links, or "shm" for no emulation (mpirun on    [5us:100gbit]
 #              this host, shared memory)
 #   APPS       subset of: heat-gs heat-jacobi matvec matmul jacobi                [all]
-#   POLICY     WEFT_GRAPH_POLICY of the dist runs: immediate | iteration         [the default]
+#   VARIANTS   subset of: fork-join tampi dist dist-ip                         [all]
 #   HEAT       heat -n -b -s                                                     ["1024 32 40"]
 #   DENSE      dense -n -b -s                                                    ["2048 256 20"]
 #   MATMUL     matmul -n -b -s                                                   ["512 64 4"]
@@ -62,7 +63,6 @@ else
   launch=(bash "$here/net/netrun.sh" --ranks "$RANKS" --delay "${NET%%:*}" --rate "${NET##*:}" --timeout 600 --)
 fi
 export OMP_NUM_THREADS=$THREADS WEFT_NUM_THREADS=$THREADS
-[ -n "${POLICY:-}" ] && export WEFT_GRAPH_POLICY=$POLICY
 
 # The command of one variant of one application (empty when its program is missing).
 command_of() {
@@ -76,6 +76,7 @@ command_of() {
         fork-join) prog=${binary[heat_mpi_omp]:-}; [ -n "$prog" ] && echo "$prog --variant parallel-for --method $method -n $n -b $b -s $s --no-check" ;;
         tampi) prog=${binary[heat_mpi_weft]:-}; [ -n "$prog" ] && echo "$prog --method $method -n $n -b $b -s $s --no-check" ;;
         dist) prog=${binary[heat_dist]:-}; [ -n "$prog" ] && echo "$prog --method $method -n $n -b $b -s $s --no-check" ;;
+        dist-ip) prog=${binary[heat_dist]:-}; [ -n "$prog" ] && echo "env WEFT_GRAPH_POLICY=iteration $prog --method $method -n $n -b $b -s $s --no-check" ;;
       esac ;;
     matvec | jacobi | matmul)
       read -r n b s <<<"$DENSE"
@@ -84,12 +85,13 @@ command_of() {
         fork-join) prog=${binary[dense_mpi_omp]:-} ;;
         tampi) prog=${binary[dense_mpi_weft]:-} ;;
         dist) prog=${binary[dense_dist]:-} ;;
+        dist-ip) prog=${binary[dense_dist]:-}; [ -n "$prog" ] && prog="$prog --variant dist-iteration" ;;
       esac
       [ -n "$prog" ] && echo "$prog --app $app -n $n -b $b -s $s --no-check" ;;
   esac
 }
 
-variants=(fork-join tampi dist)
+read -r -a variants <<<"${VARIANTS:-fork-join tampi dist dist-ip}"
 declare -A times startup
 out=$(mktemp)
 for app in $APPS; do
@@ -125,7 +127,7 @@ stamp=$(date -u +%Y-%m-%dT%H%MZ)
   echo "# Distributed taskiter vs hand-written MPI ($stamp)"
   echo
   bench_meta
-  echo "- network: $NET; $RANKS ranks x $THREADS thread(s); REPS=$REPS; heat -n -b -s = $HEAT; dense: $DENSE; matmul: $MATMUL${POLICY:+; WEFT_GRAPH_POLICY=$POLICY}"
+  echo "- network: $NET; $RANKS ranks x $THREADS thread(s); REPS=$REPS; heat -n -b -s = $HEAT; dense: $DENSE; matmul: $MATMUL"
   echo
   echo "| app | variant | median s | min | max | fork-join / this | start-up s (median) |"
   echo "| --- | --- | --- | --- | --- | --- | --- |"

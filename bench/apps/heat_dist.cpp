@@ -58,6 +58,11 @@ block_rows rows_of(const gk_grid* g, double* u, int bi, int bj) {
   return {c, g->b > 2 ? c + g->stride : nullptr, g->b > 1 ? c + static_cast<std::size_t>(g->b - 1) * g->stride : nullptr};
 }
 
+double* last_row_of(const gk_grid* g, double* u, int bi, int bj) {
+  block_rows r = rows_of(g, u, bi, bj);
+  return r.last ? r.last : r.first;
+}
+
 int home_of(int bi, int nb, int ranks) {  // heat_mpi.h's slabs: block rows [r nb / R, (r + 1) nb / R)
   int r = static_cast<int>(static_cast<long>(bi) * ranks / nb);
   while (static_cast<long>(nb) * (r + 1) / ranks <= bi) ++r;
@@ -65,6 +70,7 @@ int home_of(int bi, int nb, int ranks) {  // heat_mpi.h's slabs: block rows [r n
   return r;
 }
 
+/* LOC-BEGIN heat */
 void register_blocks(const gk_grid* g, double* u, int ranks) {
   const std::size_t row = sizeof(double) * static_cast<std::size_t>(g->b), stride = sizeof(double) * g->stride;
   for (int bi = 0; bi < g->nb; ++bi)
@@ -76,7 +82,9 @@ void register_blocks(const gk_grid* g, double* u, int ranks) {
       if (r.last) weft_dist_region(r.last, row, home);
     }
 }
+/* LOC-END */
 
+/* LOC-BEGIN heat */
 // The accesses of a block task: `self` written (inout, or out for Jacobi's destination), the
 // neighbour rows and blocks of `src` read.
 void add_block(std::vector<weft_recorded_access_t>& deps, const gk_grid* g, double* u, int bi, int bj, int type) {
@@ -84,29 +92,31 @@ void add_block(std::vector<weft_recorded_access_t>& deps, const gk_grid* g, doub
   for (double* part : {r.first, r.middle, r.last})
     if (part) deps.push_back({part, type});
 }
+/* LOC-END */
 
+/* LOC-BEGIN heat */
 void spawn_block(weft_task_fn fn, const block_task& a, const std::vector<weft_recorded_access_t>& deps) {
   weft_task_t* t = weft_task_create(fn, &a, sizeof a, WEFT_TASK_DEFAULT);
   for (const auto& d : deps) weft_task_depend(t, static_cast<weft_dep_type>(d.type), d.address, 0);
   weft_task_submit(t);
 }
+/* LOC-END */
 
+/* LOC-BEGIN heat */
 void reads_around(std::vector<weft_recorded_access_t>& deps, const gk_grid* g, double* src, int bi, int bj) {
   const int nb = g->nb;
-  if (bi > 0) {
-    block_rows north = rows_of(g, src, bi - 1, bj);
-    deps.push_back({north.last ? north.last : north.first, WEFT_DEP_IN});
-  }
+  if (bi > 0) deps.push_back({last_row_of(g, src, bi - 1, bj), WEFT_DEP_IN});
   if (bi + 1 < nb) deps.push_back({rows_of(g, src, bi + 1, bj).first, WEFT_DEP_IN});
   if (bj > 0) add_block(deps, g, src, bi, bj - 1, WEFT_DEP_IN);
   if (bj + 1 < nb) add_block(deps, g, src, bi, bj + 1, WEFT_DEP_IN);
 }
+/* LOC-END */
 
 int solve(const heat_options& o, double* a, double* b) {
   const gk_grid* g = &o.grid;
   const bool jacobi = o.method == HEAT_JACOBI;
   std::vector<weft_recorded_access_t> deps;
-  /* LOC-BEGIN */
+  /* LOC-BEGIN heat */
   weft_graph_options_t opt{};
   opt.mode = WEFT_GRAPH_DISTRIBUTED;
   opt.iterations = o.sweeps;

@@ -43,6 +43,7 @@ static void recv_row(const gk_grid *g, double *row, int source, int tag) {
 /* --- bulk-synchronous ---------------------------------------------------------------------------- */
 
 /* Sweep k reads (k odd ? b : a) and writes the other. */
+/* LOC-BEGIN heat */
 static void jacobi_parallel_for(const gk_grid *g, heat_slab *s, long sweeps) {
   const int nb = g->nb, lnb = s->lnb, len = (int)g->stride;
 #pragma omp parallel
@@ -66,7 +67,9 @@ static void jacobi_parallel_for(const gk_grid *g, heat_slab *s, long sweeps) {
     }
   }
 }
+/* LOC-END */
 
+/* LOC-BEGIN heat */
 static void gs_parallel_for(const gk_grid *g, heat_slab *s, long sweeps) {
   const int nb = g->nb, lnb = s->lnb, len = (int)g->stride;
   double *u = s->a;
@@ -95,6 +98,7 @@ static void gs_parallel_for(const gk_grid *g, heat_slab *s, long sweeps) {
     }
   }
 }
+/* LOC-END */
 
 /* --- tasks --------------------------------------------------------------------------------------- */
 

@@ -37,6 +37,7 @@ std::size_t block_bytes(const gk_grid& g) {
 }
 std::size_t row_bytes(const gk_grid& g) { return sizeof(double) * g.stride; }
 
+/* LOC-BEGIN heat */
 // The accesses of the next communication task (the producer is one thread).
 std::vector<weft::access> deps;
 
@@ -85,7 +86,9 @@ std::size_t first_block_row(const gk_grid* g) { return g->stride + 1; }
 std::size_t last_block_row(const gk_grid* g, const heat_slab* s) {
   return (1 + static_cast<std::size_t>(s->lnb - 1) * g->b) * g->stride + 1;
 }
+/* LOC-END */
 
+/* LOC-BEGIN heat */
 // Sweep k reads (k odd ? b : a) and writes the other.
 void jacobi_solve(const gk_grid* g, heat_slab* s, long sweeps) {
   const int nb = g->nb, lnb = s->lnb;
@@ -117,8 +120,10 @@ void jacobi_solve(const gk_grid* g, heat_slab* s, long sweeps) {
     }
   }
   weft::taskwait();
+/* LOC-END */
 }
 
+/* LOC-BEGIN heat */
 // In place: the rows going up leave before the sweep touches them, those going down after it.
 void gs_solve(const gk_grid* g, heat_slab* s, long sweeps) {
   const int nb = g->nb, lnb = s->lnb;
@@ -144,6 +149,7 @@ void gs_solve(const gk_grid* g, heat_slab* s, long sweeps) {
     if (s->down != MPI_PROC_NULL) spawn_send(s, g, u, last, heat_last_row(g, s, u), 1, k, s->down, HEAT_TO_DOWN);
   }
   weft::taskwait();
+/* LOC-END */
 }
 
 int run(int argc, char** argv) {
