@@ -34,6 +34,10 @@ WEFT_API int weft_mpi_task_aware(void);
  * MPI_STATUS_IGNORE) is written on completion, before any successor runs. Outside a task it is
  * MPI_Wait. Returns MPI_SUCCESS or the MPI error code of the call that failed. */
 WEFT_API int weft_mpi_iwait(MPI_Request *request, MPI_Status *status);
+/* weft_mpi_iwait traced as an interval named `name` (category communication, counted by the overlap
+ * analysis) that records bytes and the peer rank, as the blocking calls' intervals do; a layer that
+ * posts its own requests (libweft-dist's transfers) names them this way. name: a static string. */
+WEFT_API int weft_mpi_iwait_as(MPI_Request *request, MPI_Status *status, const char *name, uint64_t bytes, int peer);
 /* The same for count requests (MPI_STATUSES_IGNORE allowed); every entry becomes MPI_REQUEST_NULL. */
 WEFT_API int weft_mpi_iwaitall(int count, MPI_Request requests[], MPI_Status statuses[]);
 

@@ -305,6 +305,7 @@ struct transfer_args {
   void* address;
   MPI_Comm comm;
   MPI_Datatype type;
+  std::uint64_t bytes;  // for the trace
   int count;
   int peer;
   int tag;
@@ -317,10 +318,15 @@ void run_transfer(void* p) {
   const auto& a = *static_cast<const transfer_args*>(p);
   MPI_Request request;
   if (a.send)
-    MPI_Isend(a.address, a.count, a.type, a.peer, a.tag, a.comm, &request);
+    MPI_Isend(a.address, a.count, a.type, a.peer, a.tag, a.comm, &request);  // task-aware MPI notes the send (fa)
   else
     MPI_Irecv(a.address, a.count, a.type, a.peer, a.tag, a.comm, &request);
-  weft_mpi_iwait(&request, MPI_STATUS_IGNORE);
+  // Traced as dist_send / dist_recv intervals (bytes, peer); the tag as a mark where it is posted.
+  if (weft_trace_enabled()) {
+    static const std::uint32_t tag_kind = weft_trace_kind("dist_tag", WEFT_TRACE_COMMUNICATION);
+    weft_trace_mark(tag_kind, static_cast<std::uint64_t>(a.tag));
+  }
+  weft_mpi_iwait_as(&request, MPI_STATUS_IGNORE, a.send ? "dist_send" : "dist_recv", a.bytes, a.peer);
 }
 
 int submit_transfer(loop& l, const transfer& x) {
@@ -331,7 +337,10 @@ int submit_transfer(loop& l, const transfer& x) {
     const region& end = l.region_list[x.region + x.regions - 1];
     p = {MPI_BYTE, static_cast<int>(end.address + end.bytes - g.address)};
   }
-  transfer_args a{reinterpret_cast<void*>(g.address), l.c.loop, p.type, p.count, send ? x.to : x.from, x.tag, send ? 1 : 0};
+  std::uint64_t bytes = 0;
+  for (std::uint32_t r = x.region; r < x.region + x.regions; ++r) bytes += l.region_list[r].bytes;
+  transfer_args a{reinterpret_cast<void*>(g.address), l.c.loop, p.type, bytes, p.count, send ? x.to : x.from, x.tag,
+                  send ? 1 : 0};
   weft_task_t* t = weft_task_create(run_transfer, &a, sizeof a, WEFT_TASK_DEFAULT);
   if (!t) return weft_last_error();
   // A send: the reader on the other rank waits for it (the communication-aware policies raise it

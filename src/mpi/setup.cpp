@@ -165,8 +165,10 @@ using namespace weft::mpi;
 namespace {
 
 // A request handed over by iwait / detach: tested once, else the poller completes it.
+// The trace interval is named `call` (category communication), begins with `bytes` and ends with
+// the peer + 1 (0: unknown), as the blocking calls' intervals do.
 int hand_over(int count, MPI_Request* requests, MPI_Status* statuses, on_done done, std::uintptr_t omp_event,
-              const char* call) {
+              const char* call, std::uint64_t bytes = 0, int peer = -1) {
   ticket* t = owned_ticket(count, requests, statuses);
   if (!t) return MPI_ERR_NO_MEM;
   t->done = done;
@@ -182,7 +184,8 @@ int hand_over(int count, MPI_Request* requests, MPI_Status* statuses, on_done do
   if (std::uint32_t kind = trace_kind_of(call)) {
     t->trace_kind = kind;
     t->trace_id = next_trace_id();
-    weft_trace_begin(kind, t->trace_id, 0);
+    t->trace_peer = peer >= 0 ? static_cast<std::uint64_t>(peer) + 1 : 0;
+    weft_trace_begin(kind, t->trace_id, bytes);
   }
   if (done == on_done::bound) {
     t->event = weft_event_create(1);
@@ -190,7 +193,7 @@ int hand_over(int count, MPI_Request* requests, MPI_Status* statuses, on_done do
       if (t->event) weft_event_destroy(t->event);
       rc = count == 1 ? PMPI_Wait(t->requests, statuses ? statuses : MPI_STATUS_IGNORE)
                       : PMPI_Waitall(count, t->requests, statuses ? statuses : MPI_STATUSES_IGNORE);
-      if (t->trace_kind) weft_trace_end(t->trace_kind, t->trace_id, 0);
+      if (t->trace_kind) weft_trace_end(t->trace_kind, t->trace_id, t->trace_peer);
       free_owned_ticket(t);
       return rc;
     }
@@ -244,6 +247,12 @@ WEFT_API int weft_mpi_iwait(MPI_Request* request, MPI_Status* status) {
   if (!request) return MPI_ERR_REQUEST;
   if (*request == MPI_REQUEST_NULL || !task_aware_now()) return PMPI_Wait(request, status);
   return hand_over(1, request, status == MPI_STATUS_IGNORE ? nullptr : status, on_done::bound, 0, "weft_mpi_iwait");
+}
+
+WEFT_API int weft_mpi_iwait_as(MPI_Request* request, MPI_Status* status, const char* name, uint64_t bytes, int peer) {
+  if (!request || !name) return MPI_ERR_ARG;
+  if (*request == MPI_REQUEST_NULL || !task_aware_now()) return PMPI_Wait(request, status);
+  return hand_over(1, request, status == MPI_STATUS_IGNORE ? nullptr : status, on_done::bound, 0, name, bytes, peer);
 }
 
 WEFT_API int weft_mpi_iwaitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
