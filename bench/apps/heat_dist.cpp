@@ -55,7 +55,8 @@ struct block_rows {
 };
 block_rows rows_of(const gk_grid* g, double* u, int bi, int bj) {
   double* c = heat_block(g, u, bi, bj);
-  return {c, g->b > 2 ? c + g->stride : nullptr, g->b > 1 ? c + static_cast<std::size_t>(g->b - 1) * g->stride : nullptr};
+  return {c, g->b > 2 ? c + g->stride : nullptr,
+          g->b > 1 ? c + static_cast<std::size_t>(g->b - 1) * g->stride : nullptr};
 }
 
 double* last_row_of(const gk_grid* g, double* u, int bi, int bj) {
@@ -179,14 +180,15 @@ int run(int argc, char** argv) {
   weft_dist_timings_t t{};
   weft_dist_last_timings(&t);
   char extra[256];
-  std::snprintf(extra, sizeof extra, "startup_s=%.4f record_s=%.4f check_s=%.4f plan_s=%.4f fetch_s=%.4f run_s=%.4f writeback_s=%.4f "
+  std::snprintf(extra, sizeof extra,
+                "startup_s=%.4f record_s=%.4f check_s=%.4f plan_s=%.4f fetch_s=%.4f run_s=%.4f writeback_s=%.4f "
                 "accesses=%ld transfers=%ld",
-                t.record + t.check + t.plan + t.fetch, t.record, t.check, t.plan, t.fetch, t.run, t.write_back, t.accesses,
-                t.transfers);
+                t.record + t.check + t.plan + t.fetch, t.record, t.check, t.plan, t.fetch, t.run, t.write_back,
+                t.accesses, t.transfers);
   const double* result = jacobi && (o.sweeps & 1) ? grids[1] : grids[0];
   int ok = heat_mpi_finish(&o, &s, result + (row0 - 1) * g->stride, seconds, "weft", weft_num_workers(),
-                           o.sweeps * static_cast<long long>(s.lnb) * g->nb, static_cast<long long>(st.edges_created), extra,
-                           "heat_dist");
+                           o.sweeps * static_cast<long long>(s.lnb) * g->nb, static_cast<long long>(st.edges_created),
+                           extra, "heat_dist");
   for (double* u : grids)
     if (u) weft_dist_free(u);
   MPI_Finalize();
@@ -196,4 +198,6 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return run(argc, argv); }
+int main(int argc, char** argv) {
+  return run(argc, argv);
+}

@@ -40,42 +40,42 @@ WEFT_API int weft_dist_size(void);
 /* Collective (every rank, the same sizes in the same order): bytes at the same address on every
  * rank, zero-filled, 64-byte aligned. Only the pages a rank touches take memory. NULL on error
  * (ranks asking for different sizes, the heap full: WEFT_DIST_HEAP sets its size, default 1T). */
-WEFT_API void *weft_dist_alloc(size_t bytes);
+WEFT_API void* weft_dist_alloc(size_t bytes);
 /* Collective: gives the pages back; the regions inside are unregistered. */
-WEFT_API int weft_dist_free(void *address);
+WEFT_API int weft_dist_free(void* address);
 
 /* Registers [address, address + bytes) of the symmetric heap as a region whose value lives on rank
  * home before and after a distributed loop. The same on every rank. Regions do not overlap. */
-WEFT_API int weft_dist_region(const void *address, size_t bytes, int home);
+WEFT_API int weft_dist_region(const void* address, size_t bytes, int home);
 /* The same for a 2-D region: `rows` rows of row_bytes each, stride_bytes apart (row_bytes <=
  * stride_bytes): a tile of a row-major matrix, sent as one strided MPI datatype. Tiles may
  * interleave in memory (the tiles of one row of tiles) but not overlap. */
-WEFT_API int weft_dist_region_2d(const void *address, size_t rows, size_t row_bytes, size_t stride_bytes, int home);
+WEFT_API int weft_dist_region_2d(const void* address, size_t rows, size_t row_bytes, size_t stride_bytes, int home);
 /* The home of the region holding address, or -1 when none does (e.g. to initialise only one's own). */
-WEFT_API int weft_dist_home(const void *address);
+WEFT_API int weft_dist_home(const void* address);
 /* Block-cyclic placement: (index / block) % weft_dist_size(). */
 WEFT_API int weft_dist_block_cyclic(long index, long block);
 
 /* The rank that runs a task of a distributed loop, before its submit (default: the home of the
  * first region it writes, else of the first it reads, else rank 0). */
-WEFT_API int weft_dist_task_rank(const weft_task_t *task, int rank);
+WEFT_API int weft_dist_task_rank(const weft_task_t* task, int rank);
 /* The same for the next task the calling thread submits (the OpenMP door: #pragma omp task). */
 WEFT_API int weft_dist_set_next_rank(int rank);
 
 /* What the last distributed loop of this rank cost, step by step (paper 003, Figure 6). */
 typedef struct weft_dist_timings {
-  double record;      /* s: weft_graph_begin_with to weft_graph_end (the round built) */
-  double check;       /* s: the checksum exchanged */
-  double plan;        /* s: transfers inserted, the local round built */
-  double fetch;       /* s: initial values fetched */
-  double run;         /* s: every iteration */
-  double write_back;  /* s: final values sent home */
-  long tasks;         /* of the recorded round, every rank's */
+  double record;     /* s: weft_graph_begin_with to weft_graph_end (the round built) */
+  double check;      /* s: the checksum exchanged */
+  double plan;       /* s: transfers inserted, the local round built */
+  double fetch;      /* s: initial values fetched */
+  double run;        /* s: every iteration */
+  double write_back; /* s: final values sent home */
+  long tasks;        /* of the recorded round, every rank's */
   long accesses;
-  long local_tasks;   /* this rank's, communication tasks included */
-  long transfers;     /* send/receive pairs per round, all ranks */
+  long local_tasks; /* this rank's, communication tasks included */
+  long transfers;   /* send/receive pairs per round, all ranks */
 } weft_dist_timings_t;
-WEFT_API int weft_dist_last_timings(weft_dist_timings_t *timings);
+WEFT_API int weft_dist_last_timings(weft_dist_timings_t* timings);
 
 #ifdef __cplusplus
 }

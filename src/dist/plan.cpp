@@ -106,8 +106,8 @@ plan make_plan(const std::vector<region>& regions, const std::vector<round_task>
   for (std::uint32_t r = 0; r < nr; ++r) {
     holders.reset();
     initial_readers.clear();
-    long last_writer = -1;        // task index
-    long final_writer = -1;       // the last writer of the loop's last round, cut short or not
+    long last_writer = -1;   // task index
+    long final_writer = -1;  // the last writer of the loop's last round, cut short or not
     for (std::uint32_t k = start[r]; k < start[r + 1]; ++k) {
       const auto [t, ui] = by_region[k];
       const use& u = uses[ui];
@@ -150,7 +150,8 @@ plan make_plan(const std::vector<region>& regions, const std::vector<round_task>
   if (merge) merge_transfers(p.transfers, regions, tasks);
   std::unordered_map<std::uint64_t, int> next_tag;  // per ordered pair
   for (transfer& x : p.transfers) {
-    int& tag = next_tag[static_cast<std::uint64_t>(x.from) * static_cast<std::uint64_t>(ranks) + static_cast<std::uint64_t>(x.to)];
+    int& tag = next_tag[static_cast<std::uint64_t>(x.from) * static_cast<std::uint64_t>(ranks) +
+                        static_cast<std::uint64_t>(x.to)];
     x.tag = tag++;
     if (x.tag > p.max_tag) p.max_tag = x.tag;
   }

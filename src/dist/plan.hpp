@@ -36,10 +36,10 @@ struct transfer {
   std::uint32_t region;
   std::uint32_t regions;  // regions region .. region + regions - 1, adjacent in memory (merged)
   int from, to;
-  int tag;                // per ordered pair (from, to), 0, 1, ...: the same on both sides
-  std::uint32_t before;   // index of the task it precedes; tasks.size(): at the end of the round
-  std::uint32_t after;    // index of the task that wrote the value (the last writer)
-  int iteration;          // within the round: the task's, or the last for those at the end
+  int tag;               // per ordered pair (from, to), 0, 1, ...: the same on both sides
+  std::uint32_t before;  // index of the task it precedes; tasks.size(): at the end of the round
+  std::uint32_t after;   // index of the task that wrote the value (the last writer)
+  int iteration;         // within the round: the task's, or the last for those at the end
 };
 
 struct region_copy {  // one region sent between ranks outside the loop
@@ -48,9 +48,9 @@ struct region_copy {  // one region sent between ranks outside the loop
 };
 
 struct plan {
-  std::vector<transfer> transfers;  // ordered by `before`, then by region
-  std::vector<region_copy> initial;        // before the first iteration: home -> readers of the old value
-  std::vector<region_copy> final;          // after the last: last writer -> home
+  std::vector<transfer> transfers;   // ordered by `before`, then by region
+  std::vector<region_copy> initial;  // before the first iteration: home -> readers of the old value
+  std::vector<region_copy> final;    // after the last: last writer -> home
   int max_tag = -1;
 };
 

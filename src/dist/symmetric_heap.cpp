@@ -36,11 +36,24 @@ std::size_t heap_size_wanted() {
   double x = std::strtod(v, &end);
   double unit = 1;
   switch (end && *end ? *end : ' ') {
-    case 'k': case 'K': unit = 1024.0; break;
-    case 'm': case 'M': unit = 1024.0 * 1024; break;
-    case 'g': case 'G': unit = 1024.0 * 1024 * 1024; break;
-    case 't': case 'T': unit = 1024.0 * 1024 * 1024 * 1024; break;
-    default: break;
+    case 'k':
+    case 'K':
+      unit = 1024.0;
+      break;
+    case 'm':
+    case 'M':
+      unit = 1024.0 * 1024;
+      break;
+    case 'g':
+    case 'G':
+      unit = 1024.0 * 1024 * 1024;
+      break;
+    case 't':
+    case 'T':
+      unit = 1024.0 * 1024 * 1024 * 1024;
+      break;
+    default:
+      break;
   }
   if (x * unit < 1 << 20) {
     std::fprintf(stderr, "weft: WEFT_DIST_HEAP=%s is not a size of at least 1M (e.g. 64G); using 1T\n", v);
@@ -112,7 +125,8 @@ bool overlap(std::uintptr_t a, const region_entry& ra, std::uintptr_t b, const r
     const long qa = static_cast<long>(a / ra.stride), qb = static_cast<long>(b / ra.stride);
     const long ca = static_cast<long>(a % ra.stride), cb = static_cast<long>(b % ra.stride);
     for (long d = -1; d <= 1; ++d) {
-      if (!(cb - ca - static_cast<long>(ra.row_bytes) < d * st && d * st < cb - ca + static_cast<long>(rb.row_bytes))) continue;
+      if (!(cb - ca - static_cast<long>(ra.row_bytes) < d * st && d * st < cb - ca + static_cast<long>(rb.row_bytes)))
+        continue;
       const long diff = d + qb - qa;
       if (diff >= -(static_cast<long>(rb.rows) - 1) && diff <= static_cast<long>(ra.rows) - 1) return true;
     }
@@ -122,7 +136,7 @@ bool overlap(std::uintptr_t a, const region_entry& ra, std::uintptr_t b, const r
   for (std::size_t i = 0; i < ra.rows; ++i) {
     const std::uintptr_t x = a + i * ra.stride, end = x + ra.row_bytes;  // against b's rows k
     if (end <= b) continue;
-    const std::uintptr_t last = (end - 1 - b) / rb.stride;                 // rows starting before end
+    const std::uintptr_t last = (end - 1 - b) / rb.stride;  // rows starting before end
     const std::uintptr_t first = x >= b + rb.row_bytes ? (x - b - rb.row_bytes) / rb.stride + 1 : 0;  // ending after x
     if (first <= last && first < rb.rows) return true;
   }
@@ -131,24 +145,26 @@ bool overlap(std::uintptr_t a, const region_entry& ra, std::uintptr_t b, const r
 
 std::size_t widest = 0;  // the largest extent registered: how far back an overlapping one can start
 
-int register_region(const char* call, const void* address, std::size_t rows, std::size_t row_bytes,
-                    std::size_t stride, int home) {
+int register_region(const char* call, const void* address, std::size_t rows, std::size_t row_bytes, std::size_t stride,
+                    int home) {
   std::lock_guard<std::mutex> hold(lock);
   const auto at = reinterpret_cast<std::uintptr_t>(address);
   const int size = weft_dist_size();
   if (size < 1) return complain(WEFT_ERR_NOT_INITIALIZED, call, "MPI is not initialised");
-  if (home < 0 || home >= size) return complain(WEFT_ERR_INVALID_ARGUMENT, call, "home %d is not a rank (0..%d)", home, size - 1);
+  if (home < 0 || home >= size)
+    return complain(WEFT_ERR_INVALID_ARGUMENT, call, "home %d is not a rank (0..%d)", home, size - 1);
   if (rows == 0 || row_bytes == 0 || rows * row_bytes > static_cast<std::size_t>(INT32_MAX))
-    return complain(WEFT_ERR_INVALID_ARGUMENT, call, "%zu rows of %zu bytes: not 1 .. 2^31-1 bytes in all", rows, row_bytes);
+    return complain(WEFT_ERR_INVALID_ARGUMENT, call, "%zu rows of %zu bytes: not 1 .. 2^31-1 bytes in all", rows,
+                    row_bytes);
   if (rows > 1 && stride < row_bytes)
     return complain(WEFT_ERR_INVALID_ARGUMENT, call, "stride_bytes %zu is below row_bytes %zu", stride, row_bytes);
   const region_entry r{rows, row_bytes, rows > 1 ? stride : row_bytes, home};
   auto b = the_heap.blocks.upper_bound(at);
   if (b == the_heap.blocks.begin() || at + r.extent() > std::prev(b)->first + std::prev(b)->second)
-    return complain(WEFT_ERR_INVALID_ARGUMENT, call, "[%p, +%zu) is not inside one block of weft_dist_alloc (the symmetric heap)",
-                    address, r.extent());
-  for (auto it = the_regions.lower_bound(at > widest ? at - widest : 0); it != the_regions.end() && it->first < at + r.extent();
-       ++it)
+    return complain(WEFT_ERR_INVALID_ARGUMENT, call,
+                    "[%p, +%zu) is not inside one block of weft_dist_alloc (the symmetric heap)", address, r.extent());
+  for (auto it = the_regions.lower_bound(at > widest ? at - widest : 0);
+       it != the_regions.end() && it->first < at + r.extent(); ++it)
     if (overlap(at, r, it->first, it->second))
       return complain(WEFT_ERR_INVALID_ARGUMENT, call, "the region at %p overlaps the region at %p", address,
                       reinterpret_cast<void*>(it->first));
@@ -185,8 +201,12 @@ bool ensure_communicators(const char* call) {
   return true;
 }
 
-const communicators& comms() { return the_comms; }
-const std::map<std::uintptr_t, region_entry>& regions() { return the_regions; }
+const communicators& comms() {
+  return the_comms;
+}
+const std::map<std::uintptr_t, region_entry>& regions() {
+  return the_regions;
+}
 
 }  // namespace weft::dist
 
@@ -232,8 +252,9 @@ WEFT_API void* weft_dist_alloc(size_t bytes) {
   if (!the_heap.base && !reserve_heap()) return nullptr;
   const std::size_t rounded = (bytes + 4095) & ~std::size_t{4095};  // whole pages: free gives them back
   if (rounded > the_heap.size - the_heap.used) {
-    complain(WEFT_ERR_OUT_OF_MEMORY, "weft_dist_alloc", "%zu bytes do not fit in the symmetric heap (%zu of %zu used; WEFT_DIST_HEAP sets its size)",
-             bytes, the_heap.used, the_heap.size);
+    complain(WEFT_ERR_OUT_OF_MEMORY, "weft_dist_alloc",
+             "%zu bytes do not fit in the symmetric heap (%zu of %zu used; WEFT_DIST_HEAP sets its size)", bytes,
+             the_heap.used, the_heap.size);
     return nullptr;
   }
   const std::uintptr_t at = the_heap.base + the_heap.used;

@@ -47,9 +47,9 @@ struct captured {
 struct loop {
   weft_graph_options_t options;
   communicators c;
-  std::vector<region> region_list;                      // by address
-  std::vector<region_entry> shapes;                     // the same order
-  std::vector<MPI_Datatype> types;                      // of the 2-D regions moved (else null)
+  std::vector<region> region_list;                              // by address
+  std::vector<region_entry> shapes;                             // the same order
+  std::vector<MPI_Datatype> types;                              // of the 2-D regions moved (else null)
   std::unordered_map<std::uintptr_t, std::uint32_t> region_at;  // start address -> index
   std::vector<captured> tasks;
   std::vector<round_task> round;
@@ -227,14 +227,19 @@ bool merge_transfers() {
 int check_round(loop& l) {
   const char* call = "weft_graph_end";
   // Maximum of each value and of its complement: equal everywhere when both give the value back.
-  unsigned long long mine[6] = {l.hash, ~l.hash, l.tasks.size(), ~static_cast<unsigned long long>(l.tasks.size()),
-                                l.status != WEFT_OK ? 1ull : 0ull, 0};
+  unsigned long long mine[6] = {l.hash,
+                                ~l.hash,
+                                l.tasks.size(),
+                                ~static_cast<unsigned long long>(l.tasks.size()),
+                                l.status != WEFT_OK ? 1ull : 0ull,
+                                0};
   unsigned long long all[6];
   PMPI_Allreduce(mine, all, 6, MPI_UNSIGNED_LONG_LONG, MPI_MAX, l.c.setup);
   if (all[4]) {
-    return l.status != WEFT_OK ? l.status
-                               : complain(WEFT_ERR_INVALID_ARGUMENT, call,
-                                          "distributed graph: another rank refused a task of its round (see its message)");
+    return l.status != WEFT_OK
+               ? l.status
+               : complain(WEFT_ERR_INVALID_ARGUMENT, call,
+                          "distributed graph: another rank refused a task of its round (see its message)");
   }
   if (all[0] == l.hash && ~all[1] == l.hash && all[2] == l.tasks.size() && ~all[3] == l.tasks.size()) return WEFT_OK;
 
@@ -256,11 +261,11 @@ int check_round(loop& l) {
   if (first != earliest) return WEFT_ERR_GRAPH_CHANGED;  // another rank names the task
   if (earliest < l.tasks.size()) {
     const captured& t = l.tasks[earliest];
-    return complain(WEFT_ERR_GRAPH_CHANGED, call,
-                    "distributed graph: task %llu of the round (iteration %d, function %s, placed on rank %d, %u access(es)) "
-                    "differs from rank 0's: its function, arguments size, accesses or rank",
-                    earliest, l.round[earliest].iteration, function_name(t.fn).c_str(), l.round[earliest].rank,
-                    t.access_count);
+    return complain(
+        WEFT_ERR_GRAPH_CHANGED, call,
+        "distributed graph: task %llu of the round (iteration %d, function %s, placed on rank %d, %u access(es)) "
+        "differs from rank 0's: its function, arguments size, accesses or rank",
+        earliest, l.round[earliest].iteration, function_name(t.fn).c_str(), l.round[earliest].rank, t.access_count);
   }
   return complain(WEFT_ERR_GRAPH_CHANGED, call, "distributed graph: this rank's round has %zu tasks, rank 0's %llu",
                   l.tasks.size(), count);
@@ -277,8 +282,8 @@ payload payload_of(loop& l, std::uint32_t r) {
   if (l.types.empty()) l.types.assign(l.shapes.size(), MPI_DATATYPE_NULL);
   MPI_Datatype& t = l.types[r];
   if (t == MPI_DATATYPE_NULL) {
-    PMPI_Type_create_hvector(static_cast<int>(shape.rows), static_cast<int>(shape.row_bytes), static_cast<MPI_Aint>(shape.stride),
-                             MPI_BYTE, &t);
+    PMPI_Type_create_hvector(static_cast<int>(shape.rows), static_cast<int>(shape.row_bytes),
+                             static_cast<MPI_Aint>(shape.stride), MPI_BYTE, &t);
     PMPI_Type_commit(&t);
   }
   return {t, 1};
@@ -339,8 +344,8 @@ int submit_transfer(loop& l, const transfer& x) {
   }
   std::uint64_t bytes = 0;
   for (std::uint32_t r = x.region; r < x.region + x.regions; ++r) bytes += l.region_list[r].bytes;
-  transfer_args a{reinterpret_cast<void*>(g.address), l.c.loop, p.type, bytes, p.count, send ? x.to : x.from, x.tag,
-                  send ? 1 : 0};
+  transfer_args a{
+      reinterpret_cast<void*>(g.address), l.c.loop, p.type, bytes, p.count, send ? x.to : x.from, x.tag, send ? 1 : 0};
   weft_task_t* t = weft_task_create(run_transfer, &a, sizeof a, WEFT_TASK_DEFAULT);
   if (!t) return weft_last_error();
   // A send: the reader on the other rank waits for it (the communication-aware policies raise it
@@ -450,7 +455,9 @@ int run_loop(void* state) {
 const weft_graph_layer_t layer = {open_loop, record_task, run_loop};
 
 // Loaded with the program: the mode is there before main.
-[[gnu::constructor]] void register_layer() { weft_graph_set_layer(WEFT_GRAPH_DISTRIBUTED, &layer); }
+[[gnu::constructor]] void register_layer() {
+  weft_graph_set_layer(WEFT_GRAPH_DISTRIBUTED, &layer);
+}
 
 }  // namespace
 

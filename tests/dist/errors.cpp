@@ -20,14 +20,14 @@ namespace {
 int rank_ = 0, ranks_ = 1;
 int failures = 0;
 
-#define EXPECT(cond, ...)                                       \
-  do {                                                          \
-    if (!(cond)) {                                              \
-      std::fprintf(stderr, "rank %d: FAILED: ", rank_);         \
-      std::fprintf(stderr, __VA_ARGS__);                        \
-      std::fprintf(stderr, " (%s:%d)\n", __FILE__, __LINE__);   \
-      ++failures;                                               \
-    }                                                           \
+#define EXPECT(cond, ...)                                     \
+  do {                                                        \
+    if (!(cond)) {                                            \
+      std::fprintf(stderr, "rank %d: FAILED: ", rank_);       \
+      std::fprintf(stderr, __VA_ARGS__);                      \
+      std::fprintf(stderr, " (%s:%d)\n", __FILE__, __LINE__); \
+      ++failures;                                             \
+    }                                                         \
   } while (0)
 
 struct add_args {
@@ -101,11 +101,13 @@ int main(int argc, char** argv) {
     EXPECT(s != WEFT_OK, "a round with an unregistered access: weft_graph_end returned %d", s);
     weft_dist_free(cells);
   } else if (!std::strcmp(which, "rank")) {
-    EXPECT(weft_dist_set_next_rank(ranks_) == WEFT_ERR_INVALID_ARGUMENT, "weft_dist_set_next_rank(%d) accepted", ranks_);
+    EXPECT(weft_dist_set_next_rank(ranks_) == WEFT_ERR_INVALID_ARGUMENT, "weft_dist_set_next_rank(%d) accepted",
+           ranks_);
     EXPECT(weft_dist_set_next_rank(-1) == WEFT_ERR_INVALID_ARGUMENT, "weft_dist_set_next_rank(-1) accepted");
     double x = 0;
     weft_task_t* t = weft_task_create(add, &x, sizeof x, WEFT_TASK_DEFAULT);
-    EXPECT(weft_dist_task_rank(t, ranks_ + 3) == WEFT_ERR_INVALID_ARGUMENT, "weft_dist_task_rank(%d) accepted", ranks_ + 3);
+    EXPECT(weft_dist_task_rank(t, ranks_ + 3) == WEFT_ERR_INVALID_ARGUMENT, "weft_dist_task_rank(%d) accepted",
+           ranks_ + 3);
     weft_task_discard(t);
   } else if (!std::strcmp(which, "alloc")) {
     void* p = weft_dist_alloc(4096 + static_cast<std::size_t>(rank_) * 64);
@@ -113,7 +115,8 @@ int main(int argc, char** argv) {
     if (p) weft_dist_free(p);
   } else if (!std::strcmp(which, "region")) {
     static double outside[4];
-    EXPECT(weft_dist_region(outside, sizeof outside, 0) == WEFT_ERR_INVALID_ARGUMENT, "a region outside the heap accepted");
+    EXPECT(weft_dist_region(outside, sizeof outside, 0) == WEFT_ERR_INVALID_ARGUMENT,
+           "a region outside the heap accepted");
     auto* d = static_cast<double*>(weft_dist_alloc(4096));
     EXPECT(weft_dist_region(d, 256, 0) == WEFT_OK, "a region refused");
     EXPECT(weft_dist_region(d + 16, 256, 0) == WEFT_ERR_INVALID_ARGUMENT, "an overlapping region accepted");
@@ -124,8 +127,8 @@ int main(int argc, char** argv) {
     auto* m = static_cast<double*>(weft_dist_alloc(sizeof(double) * 256));
     for (int ti = 0; ti < 4; ++ti)
       for (int tj = 0; tj < 4; ++tj)
-        EXPECT(weft_dist_region_2d(m + ti * 64 + tj * 4, 4, 4 * sizeof(double), 16 * sizeof(double), (ti + tj) % ranks_) ==
-                   WEFT_OK,
+        EXPECT(weft_dist_region_2d(m + ti * 64 + tj * 4, 4, 4 * sizeof(double), 16 * sizeof(double),
+                                   (ti + tj) % ranks_) == WEFT_OK,
                "tile (%d, %d) refused", ti, tj);
     EXPECT(weft_dist_home(m + 16 * 5 + 9) == (1 + 2) % ranks_, "weft_dist_home inside tile (1, 2)");
     EXPECT(weft_dist_region_2d(m + 2, 2, 4 * sizeof(double), 16 * sizeof(double), 0) == WEFT_ERR_INVALID_ARGUMENT,

@@ -13,11 +13,12 @@
 
 enum { NB = 12, BS = 16, STEPS = 9 };
 
-static void update(double *self, const double *left, const double *right) {
-  for (int i = 0; i < BS; ++i) self[i] = 0.5 * self[i] + 0.25 * (left ? left[i] : 1.0) + 0.25 * (right ? right[i] : 0.0);
+static void update(double* self, const double* left, const double* right) {
+  for (int i = 0; i < BS; ++i)
+    self[i] = 0.5 * self[i] + 0.25 * (left ? left[i] : 1.0) + 0.25 * (right ? right[i] : 0.0);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   int provided = 0, rank = 0, ranks = 1, world_rank = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
@@ -32,7 +33,7 @@ int main(int argc, char **argv) {
   for (int k = 0; k < STEPS; ++k)
     for (int b = 0; b < NB; ++b) update(ref[b], b ? ref[b - 1] : NULL, b + 1 < NB ? ref[b + 1] : NULL);
 
-  double *u = weft_dist_alloc(sizeof(double) * NB * BS);
+  double* u = weft_dist_alloc(sizeof(double) * NB * BS);
   for (int b = 0; b < NB; ++b) weft_dist_region(u + b * BS, sizeof(double) * BS, weft_dist_block_cyclic(b, 2));
   for (int b = 0; b < NB; ++b)
     if (weft_dist_home(u + b * BS) == rank)
@@ -54,13 +55,13 @@ int main(int argc, char **argv) {
         double *self = u + b * BS, *left = b ? u + (b - 1) * BS : NULL, *right = b + 1 < NB ? u + (b + 1) * BS : NULL;
         if (b % 3 == 2) weft_dist_set_next_rank((b + 1) % ranks);
         if (left && right) {
-#pragma omp task depend(inout: self[0]) depend(in: left[0], right[0]) firstprivate(self, left, right)
+#pragma omp task depend(inout : self[0]) depend(in : left[0], right[0]) firstprivate(self, left, right)
           update(self, left, right);
         } else if (left) {
-#pragma omp task depend(inout: self[0]) depend(in: left[0]) firstprivate(self, left)
+#pragma omp task depend(inout : self[0]) depend(in : left[0]) firstprivate(self, left)
           update(self, left, NULL);
         } else {
-#pragma omp task depend(inout: self[0]) depend(in: right[0]) firstprivate(self, right)
+#pragma omp task depend(inout : self[0]) depend(in : right[0]) firstprivate(self, right)
           update(self, NULL, right);
         }
       }
@@ -79,7 +80,8 @@ int main(int argc, char **argv) {
   int any = 0;
   MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   if (world_rank == 0 && !any)
-    printf("OpenMP door: %d sweeps on %s match the serial sweep\n", STEPS, on_weft ? "weft (distributed)" : "another runtime (each rank alone)");
+    printf("OpenMP door: %d sweeps on %s match the serial sweep\n", STEPS,
+           on_weft ? "weft (distributed)" : "another runtime (each rank alone)");
   weft_dist_free(u);
   MPI_Finalize();
   return any;

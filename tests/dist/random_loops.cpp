@@ -78,11 +78,13 @@ void body(void* p) {
   std::uint64_t seen = a.id * 0x9e3779b97f4a7c15ull;
   for (int i = 0; i < a.count; ++i)
     if (a.types[i] != WEFT_DEP_OUT)
-      for (int w = 0; w < words; ++w) seen = (seen ^ a.regions[i][w]) * 0x100000001b3ull + static_cast<std::uint64_t>(w);
+      for (int w = 0; w < words; ++w)
+        seen = (seen ^ a.regions[i][w]) * 0x100000001b3ull + static_cast<std::uint64_t>(w);
   for (int i = 0; i < a.count; ++i)
     if (a.types[i] != WEFT_DEP_IN)
       for (int w = 0; w < words; ++w)  // an out access never reads what it overwrites
-        a.regions[i][w] = seen + static_cast<std::uint64_t>(w) * 31 + (a.types[i] == WEFT_DEP_OUT ? 0 : a.regions[i][w] * 3);
+        a.regions[i][w] =
+            seen + static_cast<std::uint64_t>(w) * 31 + (a.types[i] == WEFT_DEP_OUT ? 0 : a.regions[i][w] * 3);
 }
 
 body_args args_of(const task_spec& t, std::uint64_t id, std::uint64_t* base) {
@@ -100,7 +102,8 @@ void initial_values(std::uint64_t* base, std::size_t nregions, std::uint64_t see
                     int rank) {
   for (std::size_t g = 0; g < nregions; ++g) {
     if (homes && (*homes)[g] != rank) continue;
-    for (int w = 0; w < words; ++w) base[g * words + static_cast<std::size_t>(w)] = seed * 1000 + g * 17 + static_cast<std::uint64_t>(w);
+    for (int w = 0; w < words; ++w)
+      base[g * words + static_cast<std::size_t>(w)] = seed * 1000 + g * 17 + static_cast<std::uint64_t>(w);
   }
 }
 
@@ -148,11 +151,14 @@ int run_one(std::uint64_t seed, int rank, int ranks) {
   }
   int status = weft_graph_end();
   int bad = status != WEFT_OK;
-  if (bad) std::fprintf(stderr, "rank %d: seed %llu: weft_graph_end returned %d\n", rank, (unsigned long long)seed, status);
+  if (bad)
+    std::fprintf(stderr, "rank %d: seed %llu: weft_graph_end returned %d\n", rank, (unsigned long long)seed, status);
   for (std::size_t g = 0; g < nregions && !bad; ++g) {
     if (l.homes[g] != rank) continue;
     if (std::memcmp(data + g * words, reference.data() + g * words, words * sizeof(std::uint64_t)) != 0) {
-      std::fprintf(stderr, "rank %d: seed %llu: region %zu (home %d) differs from the sequential loop (%zu tasks, unroll %d, %ld iterations)\n",
+      std::fprintf(stderr,
+                   "rank %d: seed %llu: region %zu (home %d) differs from the sequential loop (%zu tasks, unroll %d, "
+                   "%ld iterations)\n",
                    rank, (unsigned long long)seed, g, l.homes[g], l.tasks.size(), l.unroll, l.iterations);
       bad = 1;
     }
@@ -178,11 +184,14 @@ int main(int argc, char** argv) {
     MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (any) {
       failed = 1;
-      if (rank == 0) std::fprintf(stderr, "loop %d (seed %llu) failed\n", i, (unsigned long long)(first + static_cast<std::uint64_t>(i)));
+      if (rank == 0)
+        std::fprintf(stderr, "loop %d (seed %llu) failed\n", i,
+                     (unsigned long long)(first + static_cast<std::uint64_t>(i)));
       break;
     }
   }
-  if (rank == 0 && !failed) std::printf("%d random distributed loops on %d rank(s) match the sequential loop\n", loops, ranks);
+  if (rank == 0 && !failed)
+    std::printf("%d random distributed loops on %d rank(s) match the sequential loop\n", loops, ranks);
   MPI_Finalize();
   return failed;
 }

@@ -62,7 +62,8 @@ std::string play(const random_round& r, const plan& p) {
   std::vector<std::vector<long>> held(static_cast<std::size_t>(r.ranks), std::vector<long>(nr, -1));
   for (std::size_t g = 0; g < nr; ++g) held[static_cast<std::size_t>(r.regions[g].home)][g] = 0;
   for (const region_copy& c : p.initial) {
-    if (held[static_cast<std::size_t>(c.from)][c.region] != 0) return "an initial copy sends from a rank without the value";
+    if (held[static_cast<std::size_t>(c.from)][c.region] != 0)
+      return "an initial copy sends from a rank without the value";
     held[static_cast<std::size_t>(c.to)][c.region] = 0;
   }
   long next_version = 1;
@@ -89,8 +90,8 @@ std::string play(const random_round& r, const plan& p) {
       for (std::uint32_t k = t.first_use; k < t.first_use + t.use_count; ++k) {
         const use& u = r.uses[k];
         if (u.reads && held[static_cast<std::size_t>(t.rank)][u.region] != latest[u.region])
-          return "round " + std::to_string(round) + ": task " + std::to_string(i) + " on rank " + std::to_string(t.rank) +
-                 " reads region " + std::to_string(u.region) + " version " +
+          return "round " + std::to_string(round) + ": task " + std::to_string(i) + " on rank " +
+                 std::to_string(t.rank) + " reads region " + std::to_string(u.region) + " version " +
                  std::to_string(held[static_cast<std::size_t>(t.rank)][u.region]) + ", latest is " +
                  std::to_string(latest[u.region]);
       }
@@ -102,7 +103,8 @@ std::string play(const random_round& r, const plan& p) {
       }
     }
   }
-  for (const region_copy& c : p.final) held[static_cast<std::size_t>(c.to)][c.region] = held[static_cast<std::size_t>(c.from)][c.region];
+  for (const region_copy& c : p.final)
+    held[static_cast<std::size_t>(c.to)][c.region] = held[static_cast<std::size_t>(c.from)][c.region];
   for (std::size_t g = 0; g < nr; ++g)
     if (held[static_cast<std::size_t>(r.regions[g].home)][g] != latest[g])
       return "region " + std::to_string(g) + ": home holds version " +
@@ -133,8 +135,8 @@ TEST(DistPlan, TagsAreUniquePerPairAndSidesAgree) {
     std::set<std::tuple<int, int, int>> seen;
     for (const transfer& t : p.transfers) {
       ASSERT_NE(t.from, t.to) << "seed " << seed;
-      ASSERT_TRUE(seen.insert({t.from, t.to, t.tag}).second) << "seed " << seed << ": tag " << t.tag << " twice from "
-                                                               << t.from << " to " << t.to;
+      ASSERT_TRUE(seen.insert({t.from, t.to, t.tag}).second)
+          << "seed " << seed << ": tag " << t.tag << " twice from " << t.from << " to " << t.to;
       ASSERT_LE(t.tag, p.max_tag);
     }
     // The plan is a function of the round: computed again (another rank), the same transfers.
