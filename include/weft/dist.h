@@ -53,7 +53,8 @@ WEFT_API int weft_dist_region(const void* address, size_t bytes, int home);
 WEFT_API int weft_dist_region_2d(const void* address, size_t rows, size_t row_bytes, size_t stride_bytes, int home);
 /* The home of the region holding address, or -1 when none does (e.g. to initialise only one's own). */
 WEFT_API int weft_dist_home(const void* address);
-/* Block-cyclic placement: (index / block) % weft_dist_size(). */
+/* Block-cyclic placement: (index / block) % weft_dist_size(); -1 (said on stderr) on a negative
+ * index, a block below 1 or before MPI_Init (weft_dist_region then refuses the home). */
 WEFT_API int weft_dist_block_cyclic(long index, long block);
 
 /* The rank that runs a task of a distributed loop, before its submit (default: the home of the

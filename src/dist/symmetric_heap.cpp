@@ -305,7 +305,9 @@ WEFT_API int weft_dist_home(const void* address) {
 
 WEFT_API int weft_dist_block_cyclic(long index, long block) {
   const int size = weft_dist_size();
-  if (size < 1 || index < 0 || block < 1) return 0;
+  if (size < 1) return complain(-1, "weft_dist_block_cyclic", "MPI is not initialised");
+  if (index < 0 || block < 1)
+    return complain(-1, "weft_dist_block_cyclic", "index %ld, block %ld: expected index >= 0 and block >= 1", index, block);
   return static_cast<int>((index / block) % size);
 }
 
