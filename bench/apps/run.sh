@@ -180,6 +180,7 @@ case $mode in
       "cholesky-mpi|cholesky_scalapack|scalapack|native|-n 512|-b|128||$MPI_CONFIGS|timing"
       "heat-mpi-gs|heat_mpi_omp|parallel-for tasks|weft|--method gauss-seidel -n 256 -s 4|-b|32||$MPI_CONFIGS|timing"
       "heat-mpi-gs|heat_mpi_weft|weft|native|--method gauss-seidel -n 256 -s 4|-b|32||$MPI_CONFIGS|timing"
+      "heat-mpi-gs|heat_dist|dist|native|--method gauss-seidel -n 256 -s 4|-b|32||$MPI_CONFIGS|timing"
       "cg-mpi|cg_mpi_omp|parallel-for tasks|weft|-n 16 -i 10|-t|4||$MPI_CONFIGS|timing"
       "cg-mpi|cg_mpi_weft|weft|native|-n 16 -i 10|-t|4||$MPI_CONFIGS|timing"
     )
@@ -237,6 +238,7 @@ case $mode in
         "cholesky-mpi|cholesky_scalapack|scalapack|native|$ch|-b|$cb||$cfgs|$ph"
         "heat-mpi-gs|heat_mpi_omp|parallel-for tasks|$omp3|$hg|-b|$hb||$cfgs|$ph"
         "heat-mpi-gs|heat_mpi_weft|weft|native|$hg|-b|$hb||$cfgs|$ph"
+        "heat-mpi-gs|heat_dist|dist|native|$hg|-b|$hb||$cfgs|$ph"
         "cg-mpi|cg_mpi_omp|parallel-for tasks|$omp3|$cgs|-t|$cgt||$cfgs|$ph"
         "cg-mpi|cg_mpi_weft|weft|native|$cgs|-t|$cgt||$cfgs|$ph"
       )
@@ -244,6 +246,7 @@ case $mode in
         mpi_cases+=(
           "heat-mpi-jacobi|heat_mpi_omp|parallel-for tasks|$omp3|--method jacobi -n 512 -s 6|-b|16||$cfgs|$ph"
           "heat-mpi-jacobi|heat_mpi_weft|weft|native|--method jacobi -n 512 -s 5|-b|16||$cfgs|$ph"
+          "heat-mpi-jacobi|heat_dist|dist|native|--method jacobi -n 512 -s 5|-b|16||$cfgs|$ph"
         )
       fi
     done

@@ -75,13 +75,15 @@ def load_mpi(path):
 
 def mpi_label(program, runtime):
     """gomp / llvm-omp run the _mpi_omp program; weft runs it preloaded (libweft + libweft-mpi), or
-    is the native _mpi_weft program; ScaLAPACK is the reference."""
+    is the native _mpi_weft program or the _dist one (libweft-dist); ScaLAPACK is the reference."""
     if runtime == "weft":
         return "weft (preloaded)"
     if runtime != "native":
         return runtime
     if program.endswith("_weft"):
         return "weft (native)"
+    if program.endswith("_dist"):
+        return "weft (distributed taskiter)"
     return "scalapack" if "scalapack" in program else program
 
 
