@@ -212,8 +212,15 @@ enum door_bit : std::uint8_t {
 // undeferred or included task saves the thread's copy, which end_explicit_icvs puts back when
 // that task ends. (A deferred task's changes stay with the thread that ran it.)
 icvs& writable_icvs();
+// t's changes were saved over by a task that a context of this worker ran while t's was set aside
+// (gang-scheduled teams interleave tasks on one worker), and t ends first: its layer is unlinked.
+void unlink_explicit_icvs(member& m, task* t);
 inline void end_explicit_icvs(member& m, task* t) {
-  if (m.icv_writer != t) return;  // the common case: the task changed nothing
+  if (m.icv_writer != t) {  // the common case: the task changed nothing
+    if (!m.icv_saves.empty()) [[unlikely]]
+      unlink_explicit_icvs(m, t);
+    return;
+  }
   m.icv = m.icv_saves.back().saved;
   m.icv_writer = m.icv_saves.back().writer;
   m.icv_saves.pop_back();

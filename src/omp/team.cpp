@@ -347,6 +347,17 @@ int pause_host(const char* caller) {
   return 0;
 }
 
+void unlink_explicit_icvs(member& m, task* t) {
+  // The save that names t as the writer was pushed by the task above t; the one below it, by t
+  // itself (what t's end restores). The task above now restores that instead, and t's is gone.
+  for (std::size_t i = m.icv_saves.size(); i-- > 1;) {
+    if (m.icv_saves[i].writer != t) continue;
+    m.icv_saves[i] = m.icv_saves[i - 1];
+    m.icv_saves.erase(m.icv_saves.begin() + static_cast<std::ptrdiff_t>(i - 1));
+    return;
+  }
+}
+
 icvs& writable_icvs() {
   worker& w = self();
   member& m = current();
