@@ -234,7 +234,7 @@ worker* add_worker(bool start_thread);  // caller holds grow_lock (or is startin
 worker* recruit();                      // a pooled worker without a job, added when none is free
 void dispatch(worker& target, gang_job* job);
 void ensure_workers(int count);  // adds pooled workers until the runtime has count of them
-worker* adopt_thread();  // the calling foreign thread becomes a worker with its own gang
+worker* adopt_thread();          // the calling foreign thread becomes a worker with its own gang
 
 // --- gang-scheduled members (sched/scheduler.cpp; the OpenMP door's nested regions) ------------
 // A member of a gang-scheduled team runs as a fiber on the existing workers: offered to a reserved
@@ -253,6 +253,11 @@ inline bool gang_members_waiting() {
 // aside and written when one resumes or a worker goes back to its home role. Set by the door.
 extern void* (*door_role_get)();
 extern void (*door_role_set)(void*);
+// State the door keeps per execution context (the OpenMP door: ICV layers of undeferred tasks
+// running on it): moved out of the thread when a context is set aside, and back where it resumes
+// (context::door_stash). Set by the door; null when it keeps none.
+extern void (*door_context_leave)(fiber::context*);
+extern void (*door_context_enter)(fiber::context*);
 // Serves role r (a fiber-run member's): the worker's ready tasks held back for the role it leaves
 // go to that role's queue first.
 void adopt_role(worker& w, const role& r);

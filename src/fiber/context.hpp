@@ -30,19 +30,20 @@ const char* describe(wait_kind k);
 inline constexpr std::uint64_t wake_running = 0, wake_parked = 1, wake_notified = 2;
 
 struct alignas(64) context {
-  fcontext resume_at = nullptr;        // where it continues when switched to
-  char* stack_low = nullptr;           // lowest usable address (above the guard page)
-  std::size_t stack_size = 0;          // usable bytes
-  bool thread_stack = false;           // a thread's own stack: only that thread's worker may resume it
-  std::atomic<int> owner{-1};          // worker it runs on or last ran on (relaxed: reports read it)
-  int tied_frames = 0;                 // tied tasks running on it: it may only resume on `owner`
-  core::gang* crew = nullptr;          // gang it ran in when it parked (an untied resume stays in it)
+  fcontext resume_at = nullptr;  // where it continues when switched to
+  char* stack_low = nullptr;     // lowest usable address (above the guard page)
+  std::size_t stack_size = 0;    // usable bytes
+  bool thread_stack = false;     // a thread's own stack: only that thread's worker may resume it
+  std::atomic<int> owner{-1};    // worker it runs on or last ran on (relaxed: reports read it)
+  int tied_frames = 0;           // tied tasks running on it: it may only resume on `owner`
+  core::gang* crew = nullptr;    // gang it ran in when it parked (an untied resume stays in it)
   // The worker's role (core::role) when it was set aside: gang above, and the queue and door
   // state here; restored where it resumes (see sched's enter). Portable: a fiber-run gang
   // member's, which resumes through its owner's inbox, never a gang's queue.
   bool portable = false;
   void* role_queue = nullptr;
   void* role_door = nullptr;
+  void* door_stash = nullptr;          // the door's per-context state while set aside (core's door_context_*)
   std::atomic<std::uint64_t> wake{0};  // see wake_* above
   // The worker's view of the running task, kept while parked and restored on resume.
   core::task* saved_current = nullptr;

@@ -133,6 +133,7 @@ struct alignas(64) member {
   // ICVs an undeferred or included task changed: that task's own copy, and what its end restores.
   struct icv_save {
     task* writer;
+    fiber::context* context;  // where the writing task runs (see writable_icvs)
     icvs saved;
   };
   task* icv_writer = nullptr;  // the explicit task whose changes icv holds, if any
@@ -156,7 +157,7 @@ struct alignas(64) team {
   std::vector<sched::work_deque<task*>*> queue_of;
   core::gang crew;
   int level = 0, active_level = 0;
-  bool sequential = false;   // an initial task's team of one (its implicit task is the worker's root)
+  bool sequential = false;  // an initial task's team of one (its implicit task is the worker's root)
   // Gang-scheduled (WEFT_GANG): members 1.. run as fibers on the existing workers, and the last
   // of the members to leave deletes the team.
   bool fibers = false;
@@ -210,17 +211,13 @@ enum door_bit : std::uint8_t {
 
 // The ICVs an omp_set_* routine changes: the calling task's. The first change made by an
 // undeferred or included task saves the thread's copy, which end_explicit_icvs puts back when
-// that task ends. (A deferred task's changes stay with the thread that ran it.)
+// that task ends. (A deferred task's changes stay with the thread that ran it.) A context set
+// aside takes its saves along, from its member and the members it nested in (a gang-scheduled
+// team may run another context as one of them meanwhile, see team.cpp): so a member holds the
+// running context's saves only, and tasks end in the reverse order of their saves.
 icvs& writable_icvs();
-// t's changes were saved over by a task that a context of this worker ran while t's was set aside
-// (gang-scheduled teams interleave tasks on one worker), and t ends first: its layer is unlinked.
-void unlink_explicit_icvs(member& m, task* t);
 inline void end_explicit_icvs(member& m, task* t) {
-  if (m.icv_writer != t) {  // the common case: the task changed nothing
-    if (!m.icv_saves.empty()) [[unlikely]]
-      unlink_explicit_icvs(m, t);
-    return;
-  }
+  if (m.icv_writer != t) return;  // the common case: the task changed nothing
   m.icv = m.icv_saves.back().saved;
   m.icv_writer = m.icv_saves.back().writer;
   m.icv_saves.pop_back();

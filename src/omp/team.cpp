@@ -239,6 +239,51 @@ team::~team() {
 }
 
 namespace {
+// The ICV layers a context set aside took from a member: its saves, and the values and writer on
+// top of them.
+struct icv_layers {
+  member* owner;
+  std::vector<member::icv_save> saves;
+  icvs top;
+  task* writer;
+};
+
+// The members a context runs as, innermost first: member 0 of a team continues in the member that
+// encountered the region (another member started at a worker's top: the chain ends there).
+// Each member gives up the context's saves and goes back to the values below them: what the
+// implicit task and any other context running as that member see.
+void stash_icvs(fiber::context* c) {
+  std::vector<icv_layers>* stash = nullptr;
+  for (member* m = me; m; m = m->thread_num == 0 && m->crew && !m->crew->sequential ? m->saved_me : nullptr) {
+    auto& saves = m->icv_saves;
+    std::size_t first = saves.size();
+    while (first > 0 && saves[first - 1].context == c) --first;
+    if (first == saves.size()) [[likely]]
+      continue;
+    if (!stash) stash = new std::vector<icv_layers>;
+    stash->push_back({m, {saves.begin() + static_cast<std::ptrdiff_t>(first), saves.end()}, m->icv, m->icv_writer});
+    m->icv = saves[first].saved;
+    m->icv_writer = saves[first].writer;
+    saves.resize(first);
+  }
+  c->door_stash = stash;
+}
+
+// Back on top of what each member holds now (a deferred task's change made meanwhile included).
+void unstash_icvs(fiber::context* c) {
+  auto* stash = static_cast<std::vector<icv_layers>*>(c->door_stash);
+  c->door_stash = nullptr;
+  for (icv_layers& l : *stash) {
+    member& m = *l.owner;
+    l.saves.front().writer = m.icv_writer;
+    l.saves.front().saved = m.icv;
+    m.icv_saves.insert(m.icv_saves.end(), l.saves.begin(), l.saves.end());
+    m.icv = l.top;
+    m.icv_writer = l.writer;
+  }
+  delete stash;
+}
+
 // Starts the runtime for the OpenMP door with a pool of `workers` (unless WEFT_NUM_THREADS says).
 // The caller holds start_lock.
 void start_door(int workers) {
@@ -255,6 +300,8 @@ void start_door(int workers) {
   core::stop_hook = stop_door;
   core::door_role_get = [] { return static_cast<void*>(me); };
   core::door_role_set = [](void* m) { me = static_cast<member*>(m); };
+  core::door_context_leave = stash_icvs;
+  core::door_context_enter = unstash_icvs;
 }
 }  // namespace
 
@@ -347,23 +394,12 @@ int pause_host(const char* caller) {
   return 0;
 }
 
-void unlink_explicit_icvs(member& m, task* t) {
-  // The save that names t as the writer was pushed by the task above t; the one below it, by t
-  // itself (what t's end restores). The task above now restores that instead, and t's is gone.
-  for (std::size_t i = m.icv_saves.size(); i-- > 1;) {
-    if (m.icv_saves[i].writer != t) continue;
-    m.icv_saves[i] = m.icv_saves[i - 1];
-    m.icv_saves.erase(m.icv_saves.begin() + static_cast<std::ptrdiff_t>(i - 1));
-    return;
-  }
-}
-
 icvs& writable_icvs() {
   worker& w = self();
   member& m = current();
   task* t = w.current;
   if (t != m.icv_writer && (t->door_bits & door_own_icvs)) {
-    m.icv_saves.push_back({m.icv_writer, m.icv});
+    m.icv_saves.push_back({m.icv_writer, w.context, m.icv});
     m.icv_writer = t;
   }
   return m.icv;
@@ -528,7 +564,8 @@ void offer_members(worker& w, team* t) {
         pick = (next + i) % count;
         break;
       }
-      if (least < 0 || l < rt.workers[ids[least]]->gang_load.load(std::memory_order_relaxed)) least = (next + i) % count;
+      if (least < 0 || l < rt.workers[ids[least]]->gang_load.load(std::memory_order_relaxed))
+        least = (next + i) % count;
     }
     if (pick < 0) pick = least;
     next = pick + 1;

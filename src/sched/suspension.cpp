@@ -81,6 +81,7 @@ void set_aside(worker& w, fiber::context* self, fiber::wait_kind why, const void
   self->portable = w.portable;
   self->role_queue = w.queue;
   self->role_door = door_role_get ? door_role_get() : nullptr;
+  if (door_context_leave) door_context_leave(self);
   self->owner.store(w.id, std::memory_order_relaxed);
   self->waiting_for.store(why, std::memory_order_relaxed);
   self->waiting_on.store(on, std::memory_order_relaxed);
@@ -183,8 +184,7 @@ namespace {
 bool has_resumable(void* arg) {
   auto& w = *static_cast<worker*>(arg);
   return w.resume_next || w.inbox.load(std::memory_order_relaxed) || w.yielded || w.gang_start ||
-         gang_members_waiting() ||
-         deferred_pending.load(std::memory_order_relaxed) ||
+         gang_members_waiting() || deferred_pending.load(std::memory_order_relaxed) ||
          (w.crew == nullptr && w.job.load(std::memory_order_relaxed)) ||
          instance->stopping.load(std::memory_order_relaxed);
 }
@@ -272,6 +272,8 @@ fiber::context* parked_member_with_work(worker& w) {
 
 void* (*door_role_get)() = nullptr;
 void (*door_role_set)(void*) = nullptr;
+void (*door_context_leave)(fiber::context*) = nullptr;
+void (*door_context_enter)(fiber::context*) = nullptr;
 
 void adopt_role(worker& w, const role& r) {
   if (w.crew && (w.crew != r.crew || w.queue != r.queue)) {
