@@ -149,6 +149,11 @@ WEFT_API weft_event_t *weft_event_create(unsigned count);
 WEFT_API int weft_event_fulfill(weft_event_t *event);
 /* The same, async-signal-safe: lock-free steps only; a worker finishes the completion. */
 WEFT_API int weft_event_fulfill_from_signal(weft_event_t *event);
+/* A failed outside operation: reports payload for the task bound to the event (as that task's own
+ * weft_report_error would: its parent's taskwait returns WEFT_ERR_TASK_FAILED), then fulfils the
+ * event. For a layer whose poller finds the error after the task's body returned (the GPU layer's
+ * iwait). With no task bound, payload is released and the event fulfilled. */
+WEFT_API int weft_event_fail(weft_event_t *event, void *payload, void (*release)(void *payload));
 /* 1 when fulfilled, 0 when not, or a negative weft_status. */
 WEFT_API int weft_event_test(weft_event_t *event);
 /* Suspends the calling task (or main program) until the event is fulfilled. */

@@ -345,6 +345,21 @@ int weft_event_fulfill(weft_event_t* e) {
   return status == WEFT_OK ? WEFT_OK : fail(status);
 }
 
+int weft_event_fail(weft_event_t* e, void* payload, void (*release)(void*)) {
+  if (!e) {
+    if (release) release(payload);
+    return fail(WEFT_ERR_INVALID_ARGUMENT);
+  }
+  if (!instance) return fail(WEFT_ERR_NOT_INITIALIZED);
+  auto* ev = reinterpret_cast<weft::fiber::event*>(e);
+  // The bound task is held until the fulfil below: it and its parent are alive here.
+  weft::core::task* t = ev->bound.load(std::memory_order_acquire);
+  if (!t || weft::core::report_error_of(t, payload, release) != WEFT_OK) {
+    if (release) release(payload);
+  }
+  return weft_event_fulfill(e);
+}
+
 int weft_event_fulfill_from_signal(weft_event_t* e) {
   // No fail(): last_error is thread-local storage a signal handler should not touch first.
   if (!e) return WEFT_ERR_INVALID_ARGUMENT;

@@ -134,6 +134,8 @@ inline parent_state& state_of(worker& w, task* t) {
 }
 
 int report_error(worker& w, void* payload, void (*release)(void*));
+// The same for task t, running or held (its completion bound to an event), from any thread.
+int report_error_of(task* t, void* payload, void (*release)(void*));
 void* take_error(worker& w, void (**release)(void*));
 void attach_mutex_group(worker& w, task* t, task* group);
 

@@ -736,8 +736,9 @@ int taskgroup_end(worker& w) {
   return WEFT_OK;
 }
 
-int report_error(worker& w, void* payload, void (*release)(void*)) {
-  task* t = w.current;
+int report_error(worker& w, void* payload, void (*release)(void*)) { return report_error_of(w.current, payload, release); }
+
+int report_error_of(task* t, void* payload, void (*release)(void*)) {
   task* parent = t->parent;
   if (!parent) return WEFT_ERR_NOT_A_WORKER;  // the implicit task has no parent to tell
   parent_state* ps = parent->state.load(std::memory_order_acquire);
