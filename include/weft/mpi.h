@@ -32,7 +32,9 @@ WEFT_API int weft_mpi_task_aware(void);
  * once; its successors, taskwait and taskgroup see it complete only once the request has. weft
  * takes the request over: *request is set to MPI_REQUEST_NULL now, and *status (or
  * MPI_STATUS_IGNORE) is written on completion, before any successor runs. Outside a task it is
- * MPI_Wait. Returns MPI_SUCCESS or the MPI error code of the call that failed. */
+ * MPI_Wait. Returns MPI_SUCCESS or the MPI error code of the call that failed. A request that
+ * completes later with an error (under MPI_ERRORS_RETURN) is reported to the task's parent: its
+ * taskwait returns WEFT_ERR_TASK_FAILED and weft_take_error gives a weft_mpi_error_t. */
 WEFT_API int weft_mpi_iwait(MPI_Request *request, MPI_Status *status);
 /* weft_mpi_iwait traced as an interval named `name` (category communication, counted by the overlap
  * analysis) that records bytes and the peer rank, as the blocking calls' intervals do; a layer that
@@ -45,6 +47,18 @@ WEFT_API int weft_mpi_iwaitall(int count, MPI_Request requests[], MPI_Status sta
  * detach clause) once the request completes, from whichever worker polls it. The request is taken
  * over as by weft_mpi_iwait. */
 WEFT_API int weft_mpi_detach(MPI_Request *request, MPI_Status *status, uintptr_t omp_event);
+
+/* A failed request of weft_mpi_iwait / weft_mpi_iwaitall reported to a parent's taskwait. */
+typedef struct weft_mpi_error {
+  int code;           /* the request's own MPI error code (MPI_Error_class gives its class) */
+  const char *call;   /* "weft_mpi_iwait", "weft_mpi_iwaitall", or the name given to iwait_as */
+  char message[320];  /* the call and MPI_Error_string's text */
+} weft_mpi_error_t;
+/* The weft_mpi_error_t behind a payload that weft_take_error returned with `release`, or NULL when
+ * the payload is something else. */
+WEFT_API const weft_mpi_error_t *weft_mpi_error_of(void *payload, void (*release)(void *payload));
+/* Frees a weft_mpi_error_t payload (the release function weft_take_error returns with it). */
+WEFT_API void weft_mpi_error_release(void *payload);
 
 /* The communication-aware priority policy in force (WEFT_MPI_PRIORITY): "fifo", "ma1", "ma2", "sa"
  * or "fa". */

@@ -179,7 +179,8 @@ WEFT_API int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int d
   if (!packed) return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
   int position = 0;
   rc = PMPI_Pack(buf, count, type, packed, size, &position, comm);
-  if (rc == MPI_SUCCESS) rc = MPI_Sendrecv(packed, position, MPI_PACKED, dest, sendtag, buf, count, type, source, recvtag, comm, status);
+  if (rc == MPI_SUCCESS)
+    rc = MPI_Sendrecv(packed, position, MPI_PACKED, dest, sendtag, buf, count, type, source, recvtag, comm, status);
   std::free(packed);
   return rc;
 }
@@ -370,8 +371,8 @@ WEFT_API int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const in
     return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
   }
   ticket t;
-  int rc = PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
-                           &t.own[0]);
+  int rc =
+      PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, &t.own[0]);
   if (rc != MPI_SUCCESS) return rc;
   trace_begin(t, "MPI_Alltoallv", 0, -1);
   return wait_own(t, MPI_STATUS_IGNORE);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <mpi.h>
+#include <weft/mpi.h>
 #include <weft/weft.h>
 
 #include <atomic>
@@ -27,25 +28,27 @@ enum class on_done : std::uint8_t {
 
 // One blocking operation handed to the poller: up to `count` requests, completed together.
 struct ticket {
-  ticket* next = nullptr;               // the poller's incoming list
-  MPI_Request* requests = nullptr;      // the caller's array: completed entries are written back
-  MPI_Status* statuses = nullptr;       // nullptr: MPI_STATUS(ES)_IGNORE
+  ticket* next = nullptr;           // the poller's incoming list
+  MPI_Request* requests = nullptr;  // the caller's array: completed entries are written back
+  MPI_Status* statuses = nullptr;   // nullptr: MPI_STATUS(ES)_IGNORE
   int count = 0;
-  int remaining = 0;                    // poller only
+  int remaining = 0;  // poller only
   completion mode = completion::all;
   on_done done = on_done::wake;
-  bool multi = false;                   // Waitall/Waitsome/iwaitall: MPI_ERR_IN_STATUS, MPI_ERROR set
-  bool finished = false;                // poller only
-  int error = MPI_SUCCESS;              // first failure; MPI_ERR_IN_STATUS for multi-request calls
-  int* index = nullptr;                 // any: the completed index; some: the indices
-  int* outcount = nullptr;              // some: how many
+  bool multi = false;          // Waitall/Waitsome/iwaitall: MPI_ERR_IN_STATUS, MPI_ERROR set
+  bool finished = false;       // poller only
+  int error = MPI_SUCCESS;     // first failure; MPI_ERR_IN_STATUS for multi-request calls
+  int cause = MPI_SUCCESS;     // the first failed request's own error (what a report names)
+  const char* call = nullptr;  // bound: the call a failure is reported under
+  int* index = nullptr;        // any: the completed index; some: the indices
+  int* outcount = nullptr;     // some: how many
   weft_event_t* event = nullptr;
-  std::uintptr_t omp_event = 0;         // detach
+  std::uintptr_t omp_event = 0;  // detach
   // Trace interval (0: not traced): kind, id, and the peer reported at the end.
   std::uint32_t trace_kind = 0;
   std::uint64_t trace_id = 0;
   std::uint64_t trace_peer = 0;
-  MPI_Request own[2];                   // requests weft posted itself (blocking calls) live here
+  MPI_Request own[2];  // requests weft posted itself (blocking calls) live here
 };
 
 // Whether calls made now should suspend the calling task: MPI initialised through weft with
@@ -68,6 +71,8 @@ int poll_requests(void* arg);
 // A heap ticket with room for count requests after it (iwait, detach), and its release.
 ticket* make_owned_ticket(int count);
 void free_owned_ticket(ticket* t);
+// A heap weft_mpi_error_t naming code, for a parent's taskwait (null when out of memory).
+weft_mpi_error_t* make_error(int code, const char* call);
 // Fulfils a detach event at once (the request was already complete).
 void complete_detach_now(std::uintptr_t omp_event);
 // Finds omp_fulfill_event for detach tickets; false when no OpenMP door is loaded.

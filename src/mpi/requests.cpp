@@ -3,9 +3,11 @@
 // and in idle workers, never two at once, so the table is the poller's alone; tasks hand tickets
 // over through a lock-free list.
 #include <dlfcn.h>
+#include <weft/mpi.h>
 #include <weft/weft.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -65,8 +67,12 @@ void record(ticket* t, int slot, const MPI_Status& st, bool in_status_error, MPI
     out = st;
     out.MPI_ERROR = t->multi ? err : kept;  // single-completion calls leave MPI_ERROR alone
   }
-  if (err != MPI_SUCCESS && t->error == MPI_SUCCESS) t->error = t->multi ? MPI_ERR_IN_STATUS : err;
-  if (t->trace_kind && t->trace_peer == 0 && st.MPI_SOURCE >= 0) t->trace_peer = static_cast<std::uint64_t>(st.MPI_SOURCE) + 1;
+  if (err != MPI_SUCCESS && t->error == MPI_SUCCESS) {
+    t->error = t->multi ? MPI_ERR_IN_STATUS : err;
+    t->cause = err;
+  }
+  if (t->trace_kind && t->trace_peer == 0 && st.MPI_SOURCE >= 0)
+    t->trace_peer = static_cast<std::uint64_t>(st.MPI_SOURCE) + 1;
   if (--t->remaining == 0) {
     t->finished = true;
     finished.push_back(t);
@@ -104,7 +110,13 @@ void complete(ticket* t) {
       weft_event_fulfill(t->event);
       break;
     case on_done::bound:
-      weft_event_fulfill(t->event);
+      // Nobody is left to return a failure to: the task's parent hears of it at its taskwait.
+      if (t->error != MPI_SUCCESS) {
+        weft_event_fail(t->event, make_error(t->cause != MPI_SUCCESS ? t->cause : t->error, t->call),
+                        &weft_mpi_error_release);
+      } else {
+        weft_event_fulfill(t->event);
+      }
       free_owned_ticket(t);
       break;
     case on_done::detach:
@@ -131,7 +143,21 @@ void free_owned_ticket(ticket* t) {
   std::free(t);
 }
 
-void complete_detach_now(std::uintptr_t omp_event) { omp_fulfill.load(std::memory_order_relaxed)(omp_event); }
+weft_mpi_error_t* make_error(int code, const char* call) {
+  auto* e = static_cast<weft_mpi_error_t*>(std::calloc(1, sizeof(weft_mpi_error_t)));
+  if (!e) return nullptr;
+  e->code = code;
+  e->call = call;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (PMPI_Error_string(code, text, &len) != MPI_SUCCESS) std::snprintf(text, sizeof text, "MPI error %d", code);
+  std::snprintf(e->message, sizeof e->message, "%s: %s", call ? call : "weft_mpi_iwait", text);
+  return e;
+}
+
+void complete_detach_now(std::uintptr_t omp_event) {
+  omp_fulfill.load(std::memory_order_relaxed)(omp_event);
+}
 
 bool find_omp_fulfil() {
   if (!omp_fulfill.load(std::memory_order_relaxed)) {
@@ -142,7 +168,9 @@ bool find_omp_fulfil() {
   return omp_fulfill.load(std::memory_order_relaxed) != nullptr;
 }
 
-int pending_tickets() { return in_flight.load(std::memory_order_acquire); }
+int pending_tickets() {
+  return in_flight.load(std::memory_order_acquire);
+}
 
 void submit_ticket(ticket* t) {
   in_flight.fetch_add(1, std::memory_order_relaxed);
@@ -191,7 +219,8 @@ int poll_requests(void*) {
       for (int k = 0; k < outcount; ++k) {
         int i = done_indices[static_cast<std::size_t>(k)];
         entry& e = owners[static_cast<std::size_t>(i)];
-        record(e.owner, e.slot, done_statuses[static_cast<std::size_t>(k)], rc == MPI_ERR_IN_STATUS, table[static_cast<std::size_t>(i)]);
+        record(e.owner, e.slot, done_statuses[static_cast<std::size_t>(k)], rc == MPI_ERR_IN_STATUS,
+               table[static_cast<std::size_t>(i)]);
         e.owner = nullptr;  // completed: dropped below
       }
       // Compact: drop the completed entries.

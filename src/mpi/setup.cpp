@@ -33,18 +33,26 @@ constexpr policy_entry policies[] = {
     {"fifo", WEFT_PRIORITY_NONE, "every task at priority 0, the program's priorities ignored (the baseline)"},
     {"ma1", WEFT_PRIORITY_AS_GIVEN, "the program's priorities as given (its marked send-tasks first)"},
     {"ma2", WEFT_PRIORITY_PATH, "marked send-tasks and all their unfinished predecessors at priority >= 1"},
-    {"sa", WEFT_PRIORITY_DEPTH, "marked send-tasks at the top priority, predecessors at top - distance, at creation (Algorithm 1)"},
-    {"fa", WEFT_PRIORITY_DETECT, "send-tasks recognised by the profile of tasks that posted a send, propagated at creation and while idle (Algorithm 2)"},
+    {"sa", WEFT_PRIORITY_DEPTH,
+     "marked send-tasks at the top priority, predecessors at top - distance, at creation (Algorithm 1)"},
+    {"fa", WEFT_PRIORITY_DETECT,
+     "send-tasks recognised by the profile of tasks that posted a send, propagated at creation and while idle "
+     "(Algorithm 2)"},
 };
 int policy = 1;
 
 const char* level_name(int level) {
   switch (level) {
-    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
-    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
-    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
-    case MPI_THREAD_MULTIPLE: return "MPI_THREAD_MULTIPLE";
-    default: return "unknown";
+    case MPI_THREAD_SINGLE:
+      return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED:
+      return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED:
+      return "MPI_THREAD_SERIALIZED";
+    case MPI_THREAD_MULTIPLE:
+      return "MPI_THREAD_MULTIPLE";
+    default:
+      return "unknown";
   }
 }
 
@@ -117,14 +125,17 @@ void start(int asked) {
                  "  WEFT_MPI_PRIORITY=%s (%s)\n",
                  size,
                  layer_on.load(std::memory_order_relaxed) ? "on: blocking calls inside tasks suspend the task"
-                 : !wanted                                 ? "off (WEFT_MPI_TASK_AWARE=0): calls pass through"
-                 : provided_level != MPI_THREAD_MULTIPLE   ? "off: MPI did not provide MPI_THREAD_MULTIPLE, calls pass through"
-                                                           : "off: no poller slot free, calls pass through",
+                 : !wanted                                ? "off (WEFT_MPI_TASK_AWARE=0): calls pass through"
+                 : provided_level != MPI_THREAD_MULTIPLE
+                     ? "off: MPI did not provide MPI_THREAD_MULTIPLE, calls pass through"
+                     : "off: no poller slot free, calls pass through",
                  level_name(provided_level), level_name(asked), policies[policy].name, policies[policy].meaning);
   }
   if (!layer_on.load(std::memory_order_relaxed) && rank == 0 && provided_level != MPI_THREAD_MULTIPLE) {
-    std::fprintf(stderr, "weft-mpi: MPI provided %s, not MPI_THREAD_MULTIPLE: blocking MPI calls inside tasks "
-                         "will hold their core\n", level_name(provided_level));
+    std::fprintf(stderr,
+                 "weft-mpi: MPI provided %s, not MPI_THREAD_MULTIPLE: blocking MPI calls inside tasks "
+                 "will hold their core\n",
+                 level_name(provided_level));
   }
 }
 
@@ -147,11 +158,17 @@ void set_poller_pending(bool pending) {
   if (poller) weft_poller_set_pending(poller, pending ? 1 : 0);
 }
 
-bool task_aware_now() { return layer_on.load(std::memory_order_relaxed) && weft_task_self() != nullptr; }
+bool task_aware_now() {
+  return layer_on.load(std::memory_order_relaxed) && weft_task_self() != nullptr;
+}
 
-const char* policy_name() { return policies[policy].name; }
+const char* policy_name() {
+  return policies[policy].name;
+}
 
-std::uint64_t next_trace_id() { return trace_ids.fetch_add(1, std::memory_order_relaxed) + 1; }
+std::uint64_t next_trace_id() {
+  return trace_ids.fetch_add(1, std::memory_order_relaxed) + 1;
+}
 
 std::uint32_t trace_kind_of(const char* call) {
   if (!weft_trace_enabled()) return 0;
@@ -188,6 +205,7 @@ int hand_over(int count, MPI_Request* requests, MPI_Status* statuses, on_done do
     weft_trace_begin(kind, t->trace_id, bytes);
   }
   if (done == on_done::bound) {
+    t->call = call;
     t->event = weft_event_create(1);
     if (!t->event || weft_event_bind(t->event) != WEFT_OK) {
       if (t->event) weft_event_destroy(t->event);
@@ -230,8 +248,10 @@ WEFT_API int MPI_Init_thread(int* argc, char*** argv, int required, int* provide
 WEFT_API int MPI_Finalize(void) {
   if (layer_on.exchange(false, std::memory_order_acq_rel)) {
     if (int n = pending_tickets()) {
-      std::fprintf(stderr, "weft-mpi: MPI_Finalize with %d request(s) still handed to weft (iwait, detach or a "
-                           "suspended task): they never completed\n", n);
+      std::fprintf(stderr,
+                   "weft-mpi: MPI_Finalize with %d request(s) still handed to weft (iwait, detach or a "
+                   "suspended task): they never completed\n",
+                   n);
     }
     weft_poller_unregister(poller);
     poller = nullptr;
@@ -239,9 +259,21 @@ WEFT_API int MPI_Finalize(void) {
   return PMPI_Finalize();
 }
 
-WEFT_API int weft_mpi_task_aware(void) { return layer_on.load(std::memory_order_relaxed) ? 1 : 0; }
+WEFT_API int weft_mpi_task_aware(void) {
+  return layer_on.load(std::memory_order_relaxed) ? 1 : 0;
+}
 
-WEFT_API const char* weft_mpi_policy(void) { return policy_name(); }
+WEFT_API void weft_mpi_error_release(void* payload) {
+  std::free(payload);
+}
+
+WEFT_API const weft_mpi_error_t* weft_mpi_error_of(void* payload, void (*release)(void*)) {
+  return release == &weft_mpi_error_release ? static_cast<const weft_mpi_error_t*>(payload) : nullptr;
+}
+
+WEFT_API const char* weft_mpi_policy(void) {
+  return policy_name();
+}
 
 WEFT_API int weft_mpi_iwait(MPI_Request* request, MPI_Status* status) {
   if (!request) return MPI_ERR_REQUEST;

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 extern "C" {
@@ -59,7 +60,9 @@ void iwait_rounds() {
   long expect = 0;
   for (int r = 0; r < rounds; ++r) expect += prev_ * 1000 + r * 10 + 1;
   CHECK(sum == expect);
-  if (rank_ == 0) std::printf("iwait_native: %d of %d receive tasks returned before their message came\n", early_returns.load(), rounds);
+  if (rank_ == 0)
+    std::printf("iwait_native: %d of %d receive tasks returned before their message came\n", early_returns.load(),
+                rounds);
 }
 
 void iwaitall_statuses() {
@@ -70,7 +73,8 @@ void iwaitall_statuses() {
       [&] {
         MPI_Request reqs[k];
         for (int j = 0; j < k; ++j) {
-          CHECK(MPI_Irecv(&in[j * words], words, MPI_INT, MPI_ANY_SOURCE, 100 + j, MPI_COMM_WORLD, &reqs[j]) == MPI_SUCCESS);
+          CHECK(MPI_Irecv(&in[j * words], words, MPI_INT, MPI_ANY_SOURCE, 100 + j, MPI_COMM_WORLD, &reqs[j]) ==
+                MPI_SUCCESS);
         }
         CHECK(weft_mpi_iwaitall(k, reqs, statuses) == MPI_SUCCESS);
         for (int j = 0; j < k; ++j) CHECK(reqs[j] == MPI_REQUEST_NULL);
@@ -115,6 +119,47 @@ void taskwait_waits_for_bound_child() {
   CHECK(value == prev_ * 7);
 }
 
+// A bound request that fails later (a truncated message, under MPI_ERRORS_RETURN) reaches the
+// parent's taskwait by name instead of vanishing. Two ranks or more: Open MPI 4.1 truncates a
+// message a rank sends itself without reporting it (MPI_Testsome: MPI_SUCCESS, MPI_ERROR 0).
+void bound_error_reaches_taskwait() {
+  if (size_ < 2) return;
+  MPI_Comm comm;
+  CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &comm) == MPI_SUCCESS);
+  CHECK(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN) == MPI_SUCCESS);
+  int status = WEFT_OK, error_class = MPI_SUCCESS;
+  std::string message;
+  weft::spawn([&] {
+    int one = -1;
+    weft::spawn([&one, comm] {
+      MPI_Request req;
+      CHECK(MPI_Irecv(&one, 1, MPI_INT, prev_, 400, comm, &req) == MPI_SUCCESS);
+      CHECK(weft_mpi_iwait(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS);  // nothing sent yet: pending
+      int go = 1;  // only now may the previous rank send (two ints into room for one)
+      CHECK(MPI_Send(&go, 1, MPI_INT, prev_, 401, comm) == MPI_SUCCESS);
+    });
+    weft::spawn([comm] {
+      int go = 0, two[2] = {1, 2};
+      CHECK(MPI_Recv(&go, 1, MPI_INT, next_, 401, comm, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+      CHECK(MPI_Send(two, 2, MPI_INT, next_, 400, comm) == MPI_SUCCESS);
+    });
+    status = weft_taskwait();
+    void (*release)(void*) = nullptr;
+    void* payload = weft_take_error(&release);
+    if (const weft_mpi_error_t* e = weft_mpi_error_of(payload, release)) {
+      MPI_Error_class(e->code, &error_class);
+      message = e->message;
+    }
+    if (release) release(payload);
+  });
+  weft::taskwait();
+  CHECK(status == WEFT_ERR_TASK_FAILED);
+  CHECK(error_class == MPI_ERR_TRUNCATE);
+  CHECK(message.rfind("weft_mpi_iwait: ", 0) == 0);
+  if (rank_ == 0) std::printf("iwait_native: a truncated bound receive reported as \"%s\"\n", message.c_str());
+  MPI_Comm_free(&comm);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -133,6 +178,7 @@ int main(int argc, char** argv) {
   iwait_rounds();
   iwaitall_statuses();
   taskwait_waits_for_bound_child();
+  bound_error_reaches_taskwait();
   if (rank_ == 0) std::printf("iwait_native: %d ranks, %d worker(s): ok\n", size_, weft_num_workers());
   CHECK(weft_finalize() == WEFT_OK);
   MPI_Finalize();
