@@ -171,7 +171,8 @@ typedef struct weft_poller weft_poller_t;
 /* fn(arg) returns non-zero when it made progress (completed a request, fulfilled an event). */
 typedef int (*weft_poller_fn)(void *arg);
 /* Registers fn: workers call it at scheduling points and while idle, never two at once. At most
- * 64 pollers; NULL when full or fn is NULL. Works before weft_init too. */
+ * 64 pollers; NULL when full or fn is NULL. Works before weft_init too, and the poller stays
+ * registered across weft_finalize and a later weft_init, until weft_poller_unregister. */
 WEFT_API weft_poller_t *weft_poller_register(weft_poller_fn fn, void *arg);
 /* After it returns, fn is not running and will not be called again. Not from inside fn. */
 WEFT_API int weft_poller_unregister(weft_poller_t *poller);

@@ -79,17 +79,10 @@ void wake_sleeping_workers() {
   for (int i = 0; i < n; ++i) sched::idle_park::wake(rt->workers[i]->sleep_word);
 }
 
-void clear_pollers() {
+void release_retired_pollers() {
   std::lock_guard<std::mutex> g(registry_lock);
-  for (auto& slot : poller_slots) {
-    poller* p = slot.exchange(nullptr, std::memory_order_acq_rel);
-    delete p;
-  }
   for (poller* p : retired) delete p;
   retired.clear();
-  poller_count.store(0, std::memory_order_relaxed);
-  poller_limit.store(0, std::memory_order_relaxed);
-  pollers_pending.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace weft::fiber

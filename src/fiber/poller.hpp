@@ -38,7 +38,8 @@ int poll_all(int worker_id);
 void describe_pollers(char* out, std::size_t size);
 // Wakes every sleeping worker (a poller started expecting completions: they poll rather than sleep).
 void wake_sleeping_workers();
-// Unregisters every poller (finalize).
-void clear_pollers();
+// Frees the records of unregistered pollers (finalize: no worker can hold one any more). Registered
+// pollers stay registered across weft_finalize and weft_init: a layer registers once per process.
+void release_retired_pollers();
 
 }  // namespace weft::fiber

@@ -837,7 +837,7 @@ int stop_runtime() {
   }
   stop_watchdog();
   release_fibers(*rt);
-  weft::fiber::clear_pollers();
+  weft::fiber::release_retired_pollers();  // registered ones stay: a layer registers once per process
   current_worker = nullptr;
   instance = nullptr;
   for (auto& lane : rt->lanes) delete lane.load(std::memory_order_relaxed);

@@ -96,7 +96,8 @@ TEST_P(SimCuda, IwaitHoldsSuccessorsUntilTheStreamIsDone) {
 TEST_P(SimCuda, WaitReturnsTheStreamsError) {
   cudaError_t seen = cudaSuccess;
   weft::spawn([&] {
-    cudaStream_t s = weft_cuda_stream();
+    cudaStream_t s;  // its own: the error is sticky, and a pooled stream serves later tasks
+    ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
     enqueue(s, 2000);
     weft_sim_cuda_fail(s, cudaErrorLaunchFailure);
     seen = weft_cuda_wait(s);

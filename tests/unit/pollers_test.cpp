@@ -276,7 +276,9 @@ TEST_P(Pollers, NotCalledAfterUnregister) {
 INSTANTIATE_TEST_SUITE_P(Workers, Pollers, ::testing::Values(1, 2, 8), susp::worker_name);
 
 // --- registration -------------------------------------------------------------------------------------
-int nothing_fn(void*) { return 0; }
+int nothing_fn(void*) {
+  return 0;
+}
 
 TEST(PollerRegistration, NullFails) {
   susp::clear_suspension_variables();
@@ -352,6 +354,30 @@ TEST(PollerRegistration, BeforeInit) {
   weft_poller_t* h2 = weft_poller_register(&nothing_fn, nullptr);
   ASSERT_NE(h2, nullptr);
   EXPECT_EQ(weft_poller_unregister(h2), WEFT_OK);
+}
+
+// A layer registers its poller once per process (libweft-cuda on first use, libweft-mpi at
+// MPI_Init): it stays registered, and is called, across weft_finalize and a later weft_init.
+TEST(PollerRegistration, SurvivesARestart) {
+  susp::clear_suspension_variables();
+  probe p;
+  weft_poller_t* handle = nullptr;
+  {
+    weft_test::runtime_config rt(weft_test::runtime_config::vars{{"WEFT_NUM_THREADS", "2"}});
+    ASSERT_TRUE(rt.ok());
+    handle = weft_poller_register(&probe_fn, &p);
+    ASSERT_NE(handle, nullptr);
+    EXPECT_TRUE(susp::eventually([&] { return p.calls.load() > 0; }, 10));
+  }
+  ASSERT_FALSE(weft_initialized());
+  long before = p.calls.load();
+  {
+    weft_test::runtime_config rt(weft_test::runtime_config::vars{{"WEFT_NUM_THREADS", "2"}});
+    ASSERT_TRUE(rt.ok());
+    EXPECT_TRUE(susp::eventually([&] { return p.calls.load() > before; }, 10))
+        << "the poller was dropped by weft_finalize";
+    EXPECT_EQ(weft_poller_unregister(handle), WEFT_OK);
+  }
 }
 
 }  // namespace
