@@ -1,14 +1,17 @@
-// target and teams without an offload device: the host fallback the spec prescribes. Also the
-// `error` directive, `scope`, and the offload-image registration calls (no device: nothing to do).
+// target and teams: the offload constructs go to an offload device when a plugin provides one
+// (offload.cpp), else to the host fallback the spec prescribes. Also the `error` directive and
+// `scope`.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 #include "core/dependency_domain.hpp"
 #include "omp/gomp_abi.h"
+#include "omp/offload.hpp"
 #include "omp/omp_internal.hpp"
 
 using namespace weft::omp;
+namespace offload = weft::omp::offload;
 
 extern "C" void GOMP_taskwait_depend(void** depend);
 
@@ -98,8 +101,10 @@ GOMP_API void GOMP_teams(unsigned num_teams, unsigned thread_limit) {
   m.team_num = 0;
 }
 
-GOMP_API void GOMP_target_ext(int, void (*fn)(void*), std::size_t mapnum, void** hostaddrs, std::size_t* sizes,
-                              unsigned short* kinds, unsigned, void** depend, void** args) {
+GOMP_API void GOMP_target_ext(int device, void (*fn)(void*), std::size_t mapnum, void** hostaddrs, std::size_t* sizes,
+                              unsigned short* kinds, unsigned flags, void** depend, void** args) {
+  int d = offload::resolve(device, "target");
+  if (d >= 0 && offload::run_target(d, fn, mapnum, hostaddrs, sizes, kinds, flags, depend, args)) return;
   wait_depends(depend);
   // args: a null-terminated list of words: bits 0-6 the device (0: all), bit 7 "the value is the
   // next word", bits 8-15 the id (2: THREAD_LIMIT), bits 16+ the value otherwise.
@@ -114,26 +119,55 @@ GOMP_API void GOMP_target_ext(int, void (*fn)(void*), std::size_t mapnum, void**
   run_on_host(fn, mapnum, hostaddrs, sizes, kinds, thread_limit);
 }
 
+// The pre-GCC-6 entry points (unsigned char kinds) keep the host fallback.
 GOMP_API void GOMP_target(int, void (*fn)(void*), const void*, std::size_t mapnum, void** hostaddrs, std::size_t* sizes,
                           unsigned char*) {
   run_on_host(fn, mapnum, hostaddrs, sizes, nullptr, 0);
 }
 
-GOMP_API void GOMP_target_data_ext(int, std::size_t, void**, std::size_t*, unsigned short*) {}
-GOMP_API void GOMP_target_data(int, const void*, std::size_t, void**, std::size_t*, unsigned char*) {}
-GOMP_API void GOMP_target_end_data(void) {}
-GOMP_API void GOMP_target_update_ext(int, std::size_t, void**, std::size_t*, unsigned short*, unsigned, void** depend) {
+GOMP_API void GOMP_target_data_ext(int device, std::size_t mapnum, void** hostaddrs, std::size_t* sizes,
+                                   unsigned short* kinds) {
+  int d = offload::resolve(device, "target data");
+  if (d >= 0)
+    offload::target_data(d, mapnum, hostaddrs, sizes, kinds);
+  else
+    offload::push_host_data();
+}
+GOMP_API void GOMP_target_data(int, const void*, std::size_t, void**, std::size_t*, unsigned char*) {
+  offload::push_host_data();
+}
+GOMP_API void GOMP_target_end_data(void) {
+  offload::end_target_data();
+}
+GOMP_API void GOMP_target_update_ext(int device, std::size_t mapnum, void** hostaddrs, std::size_t* sizes,
+                                     unsigned short* kinds, unsigned, void** depend) {
   wait_depends(depend);
+  int d = offload::resolve(device, "target update");
+  if (d >= 0) offload::update(d, mapnum, hostaddrs, sizes, kinds);
 }
 GOMP_API void GOMP_target_update(int, const void*, std::size_t, void**, std::size_t*, unsigned char*) {}
-GOMP_API void GOMP_target_enter_exit_data(int, std::size_t, void**, std::size_t*, unsigned short*, unsigned,
-                                          void** depend) {
+// nowait on enter/exit data and update: done at once after the dependences (allowed: nowait
+// permits deferral, it does not require it).
+GOMP_API void GOMP_target_enter_exit_data(int device, std::size_t mapnum, void** hostaddrs, std::size_t* sizes,
+                                          unsigned short* kinds, unsigned flags, void** depend) {
   wait_depends(depend);
+  int d = offload::resolve(device, (flags & 2u) ? "target exit data" : "target enter data");
+  if (d >= 0) offload::enter_exit(d, mapnum, hostaddrs, sizes, kinds, flags);
 }
-GOMP_API void GOMP_offload_register_ver(unsigned, const void*, int, const void*) {}
-GOMP_API void GOMP_offload_unregister_ver(unsigned, const void*, int, const void*) {}
-GOMP_API void GOMP_offload_register(const void*, int, const void*) {}
-GOMP_API void GOMP_offload_unregister(const void*, int, const void*) {}
+GOMP_API void GOMP_offload_register_ver(unsigned version, const void* host_table, int target_type,
+                                        const void* target_data) {
+  offload::register_image(version, host_table, target_type, target_data);
+}
+GOMP_API void GOMP_offload_unregister_ver(unsigned version, const void* host_table, int target_type,
+                                          const void* target_data) {
+  offload::unregister_image(version, host_table, target_type, target_data);
+}
+GOMP_API void GOMP_offload_register(const void* host_table, int target_type, const void* target_data) {
+  offload::register_image(0, host_table, target_type, target_data);
+}
+GOMP_API void GOMP_offload_unregister(const void* host_table, int target_type, const void* target_data) {
+  offload::unregister_image(0, host_table, target_type, target_data);
+}
 
 // scope with task reductions: a worksharing construct with no iterations; the members meet again
 // in GOMP_workshare_task_reduction_unregister.
