@@ -472,8 +472,9 @@ TEST_P(Alpi, SpawnIsIndependentAndCallsBackAfterCompletion) {
   EXPECT_EQ(size, 0u);
   ASSERT_EQ(alpi_attr_init(attr), ALPI_SUCCESS);
   ASSERT_EQ(alpi_task_spawn(spawned_body, &p, spawned_done, &p, "alpi-test-poller", attr), ALPI_SUCCESS);
-  // The spawn returns once the spawned task has started (on one worker: run by the spawner's).
-  EXPECT_TRUE(p.ran.load());
+  // The spawn returns once the spawned task has started. On one worker the spawner's worker ran it
+  // up to its first wait; on more, its first statement may still be ahead of it (checked below).
+  if (GetParam() == 1) EXPECT_TRUE(p.ran.load());
   ASSERT_EQ(alpi_attr_destroy(attr), ALPI_SUCCESS);
   // The spawner's taskwait does not wait for the spawned task, which runs until told to stop.
   auto t0 = clock_type::now();
