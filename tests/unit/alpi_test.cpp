@@ -474,7 +474,9 @@ TEST_P(Alpi, SpawnIsIndependentAndCallsBackAfterCompletion) {
   ASSERT_EQ(alpi_task_spawn(spawned_body, &p, spawned_done, &p, "alpi-test-poller", attr), ALPI_SUCCESS);
   // The spawn returns once the spawned task has started. On one worker the spawner's worker ran it
   // up to its first wait; on more, its first statement may still be ahead of it (checked below).
-  if (GetParam() == 1) EXPECT_TRUE(p.ran.load());
+  if (GetParam() == 1) {
+    EXPECT_TRUE(p.ran.load());
+  }
   ASSERT_EQ(alpi_attr_destroy(attr), ALPI_SUCCESS);
   // The spawner's taskwait does not wait for the spawned task, which runs until told to stop.
   auto t0 = clock_type::now();
