@@ -19,7 +19,9 @@
 #include <dlfcn.h>
 #include <strings.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
@@ -29,6 +31,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -173,7 +176,8 @@ struct mapping {
   void* block;         // what the plugin allocated (freed when the mapping goes), or null
   std::uint64_t refs;  // structured reference count (target, target data)
   std::uint64_t dyn;   // dynamic reference count (enter/exit data, associate_ptr)
-  bool infinite;       // declare target variables: never unmapped
+  bool infinite;       // declare target variables and omp_target_associate_ptr: never unmapped
+  bool associated = false;  // by omp_target_associate_ptr (omp_target_disassociate_ptr removes it)
 };
 
 struct device {
@@ -638,6 +642,7 @@ struct target_job {
   std::vector<void*> args;
   std::vector<std::unique_ptr<char[]>> copies;  // firstprivate data, copied when the task was created
   weft_event_t* done = nullptr;
+  std::atomic<bool> callback_returned{false};  // the completion callback's last access to the job
 };
 
 // Maps, runs (asynchronously when the plugin can and `async`), unmaps.
@@ -665,7 +670,16 @@ void execute(target_job& j, bool async) {
     j.done = weft_event_create(1);
     if (!j.done) fatal("target nowait: out of memory for the completion event");
     d.p->async_run(d.ord, j.fn_addr, reinterpret_cast<void*>(vars), args, &j);
-    weft_event_wait(j.done);  // the worker runs other tasks until GOMP_PLUGIN_target_task_completion
+    int waited = weft_event_wait(j.done);  // the worker runs other tasks until the plugin's completion
+    // The plugin's thread may still be inside the callback (in weft_event_fulfill's tail, after the
+    // wake): the job and the event stay until it has returned, a few instructions later; and if
+    // the wait could not suspend (not on a worker), this is the wait.
+    while (!j.callback_returned.load(std::memory_order_acquire)) {
+      if (waited != WEFT_OK)
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      else
+        std::this_thread::yield();
+    }
     weft_event_destroy(j.done);
     j.done = nullptr;
   } else {
@@ -923,15 +937,81 @@ GOMP_API void GOMP_PLUGIN_async_unmap_vars(void*, int) {}
 GOMP_API void GOMP_PLUGIN_target_task_completion(void* data) {
   auto* j = static_cast<target_job*>(data);
   weft_event_fulfill(j->done);
-}
-
-int weft_omp_offload_num_devices(void) {
-  return num_devices();
+  j->callback_returned.store(true, std::memory_order_release);  // the last access: the job may go
 }
 
 }  // extern "C"
 
 namespace weft::omp::offload {
+
+void* target_alloc(std::size_t size, int number) {
+  device& d = initialised(number);
+  return d.p->alloc(d.ord, size ? size : 1);
+}
+
+void target_free(void* p, int number) {
+  if (!p) return;
+  device& d = initialised(number);
+  d.p->free(d.ord, p);
+}
+
+bool is_present(const void* p, int number) {
+  if (!p) return true;
+  device& d = initialised(number);
+  std::lock_guard<std::mutex> g(d.lock);
+  return lookup(d, reinterpret_cast<std::uintptr_t>(p), 0) != d.table.end();
+}
+
+int target_memcpy(void* dst, const void* src, std::size_t length, std::size_t dst_offset, std::size_t src_offset,
+                  int dst_device, int src_device) {
+  char* to = static_cast<char*>(dst) + dst_offset;
+  const char* from = static_cast<const char*>(src) + src_offset;
+  if (length == 0) return 0;
+  if (dst_device < 0 && src_device < 0) {
+    std::memmove(to, from, length);
+    return 0;
+  }
+  if (src_device < 0) {
+    device& d = initialised(dst_device);
+    return d.p->host2dev(d.ord, to, from, length) ? 0 : EINVAL;
+  }
+  if (dst_device < 0) {
+    device& d = initialised(src_device);
+    return d.p->dev2host(d.ord, to, from, length) ? 0 : EINVAL;
+  }
+  device& ds = initialised(src_device);
+  device& dd = initialised(dst_device);
+  if (&ds == &dd && ds.p->dev2dev) return ds.p->dev2dev(ds.ord, to, from, length) ? 0 : EINVAL;
+  std::vector<char> bounce(length);  // between devices (or no dev2dev): through the host
+  if (!ds.p->dev2host(ds.ord, bounce.data(), from, length)) return EINVAL;
+  return dd.p->host2dev(dd.ord, to, bounce.data(), length) ? 0 : EINVAL;
+}
+
+int associate_ptr(const void* host, const void* dev, std::size_t size, std::size_t dev_offset, int number) {
+  device& d = initialised(number);
+  std::lock_guard<std::mutex> g(d.lock);
+  auto h = reinterpret_cast<std::uintptr_t>(host);
+  auto dv = reinterpret_cast<std::uintptr_t>(dev) + dev_offset;
+  auto it = lookup_overlap(d, h, size ? size : 1);
+  if (it != d.table.end()) {
+    // Already associated in the same way: nothing to do; anything else is an error.
+    return it->first <= h && h + size <= it->second.host_end && it->second.dev + (h - it->first) == dv ? 0 : EINVAL;
+  }
+  mapping m{h + (size ? size : 1), dv, nullptr, 0, 0, true};
+  m.associated = true;
+  d.table[h] = m;
+  return 0;
+}
+
+int disassociate_ptr(const void* host, int number) {
+  device& d = initialised(number);
+  std::lock_guard<std::mutex> g(d.lock);
+  auto it = d.table.find(reinterpret_cast<std::uintptr_t>(host));
+  if (it == d.table.end() || !it->second.associated) return EINVAL;
+  d.table.erase(it);
+  return 0;
+}
+
 // Registration of an offload image: loaded into every initialised device of its type now, and into
 // the others when they start.
 void register_image(unsigned version, const void* host_table, int type, const void* target_data) {

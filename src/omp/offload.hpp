@@ -29,14 +29,19 @@ void update(int d, std::size_t mapnum, void** hostaddrs, std::size_t* sizes, uns
 void enter_exit(int d, std::size_t mapnum, void** hostaddrs, std::size_t* sizes, unsigned short* kinds,
                 unsigned flags);
 
+// omp_target_* on offload device d (0 <= d < num_devices()); a device argument of -1 in
+// target_memcpy is the host. Return values as the omp_* routines' (0 or EINVAL for the int ones).
+void* target_alloc(std::size_t size, int d);
+void target_free(void* p, int d);
+bool is_present(const void* p, int d);
+int target_memcpy(void* dst, const void* src, std::size_t length, std::size_t dst_offset, std::size_t src_offset,
+                  int dst_device, int src_device);
+int associate_ptr(const void* host, const void* dev, std::size_t size, std::size_t dev_offset, int d);
+int disassociate_ptr(const void* host, int d);
+
 // GOMP_offload_register_ver / GOMP_offload_unregister_ver.
 void register_image(unsigned version, const void* host_table, int type, const void* target_data);
 void unregister_image(unsigned version, const void* host_table, int type, const void* target_data);
 
 }  // namespace weft::omp::offload
 
-// Forwarders with C linkage for the omp_* device routines (api.cpp's omp_get_num_devices etc. can
-// call these; they hide the plugin machinery).
-extern "C" {
-int weft_omp_offload_num_devices(void);
-}
