@@ -719,7 +719,9 @@ int resolve(int device, const char* construct) {
   if (device == device_host_fallback) return -1;
   if (device == device_icv) device = omp_get_default_device();
   if (device >= 0 && static_cast<std::size_t>(device) < devices.size()) return device;
-  if (mandatory) {
+  // The number after the last device is the initial device (libgomp's numbering): the host, as
+  // asked, even under mandatory (so a process without devices runs its default-device regions).
+  if (mandatory && static_cast<std::size_t>(device) != devices.size()) {
     std::fprintf(stderr, "weft: %s: OMP_TARGET_OFFLOAD=mandatory and device %d is not available (%zu device(s))\n",
                  construct, device, devices.size());
     std::exit(EXIT_FAILURE);
