@@ -31,8 +31,17 @@ struct addr_pair {
 
 #define VISIBLE __attribute__((visibility("default")))
 
+static int images_mode(void) {
+  const char *v = getenv("OFFLOAD_TEST_IMAGES");
+  return v && atoi(v) > 0;
+}
+
 VISIBLE const char *GOMP_OFFLOAD_get_name(void) { return "weft-test"; }
-VISIBLE unsigned GOMP_OFFLOAD_get_caps(void) { return (1u << 1) | (1u << 2); /* NATIVE_EXEC | OPENMP_400 */ }
+VISIBLE unsigned GOMP_OFFLOAD_get_caps(void) {
+  /* NATIVE_EXEC | OPENMP_400; with OFFLOAD_TEST_IMAGES=1, OPENMP_400 only: the runtime must find
+     a region's device function in the loaded image. */
+  return images_mode() ? (1u << 2) : (1u << 1) | (1u << 2);
+}
 VISIBLE int GOMP_OFFLOAD_get_type(void) { return 2; /* OFFLOAD_TARGET_TYPE_HOST: no images of its own */ }
 VISIBLE int GOMP_OFFLOAD_get_num_devices(void) {
   const char *v = getenv("OFFLOAD_TEST_DEVICES");
@@ -41,10 +50,49 @@ VISIBLE int GOMP_OFFLOAD_get_num_devices(void) {
 VISIBLE bool GOMP_OFFLOAD_init_device(int n) { (void)n; return true; }
 VISIBLE bool GOMP_OFFLOAD_fini_device(int n) { (void)n; return true; }
 VISIBLE unsigned GOMP_OFFLOAD_version(void) { return 1; }
+/* An "image" (OFFLOAD_TEST_IMAGES=1): target_data points at this description, built by the test
+   program (tests/omp/offload_image.c): device functions in the host table's order, the declare
+   target variables' sizes and initial values, and whether the image has an omp_get_device_num
+   variable (a trailing table entry, which the runtime must set to the device's number). */
+struct test_image {
+  int nfuncs;
+  void **dev_funcs;
+  int nvars;
+  const size_t *var_sizes;
+  const void *const *var_inits;
+  int device_num_var;
+};
+
+static int *device_num_storage;
+
+VISIBLE void *GOMP_OFFLOAD_alloc(int n, size_t size);
+
 VISIBLE int GOMP_OFFLOAD_load_image(int n, unsigned v, const void *data, struct addr_pair **table) {
-  (void)n, (void)v, (void)data;
-  *table = NULL;
-  return 0;
+  (void)n, (void)v;
+  const struct test_image *im = data;
+  if (!images_mode() || !im) {
+    *table = NULL;
+    return 0;
+  }
+  int count = im->nfuncs + im->nvars + (im->device_num_var ? 1 : 0);
+  struct addr_pair *t = malloc((count ? count : 1) * sizeof *t);
+  for (int i = 0; i < im->nfuncs; ++i) {
+    t[i].start = (uintptr_t)im->dev_funcs[i];
+    t[i].end = t[i].start + 1;
+  }
+  for (int i = 0; i < im->nvars; ++i) {
+    void *storage = GOMP_OFFLOAD_alloc(n, im->var_sizes[i]);
+    memcpy(storage, im->var_inits[i], im->var_sizes[i]);
+    t[im->nfuncs + i].start = (uintptr_t)storage;
+    t[im->nfuncs + i].end = (uintptr_t)storage + im->var_sizes[i];
+  }
+  if (im->device_num_var) {
+    device_num_storage = GOMP_OFFLOAD_alloc(n, sizeof(int));
+    t[count - 1].start = (uintptr_t)device_num_storage;
+    t[count - 1].end = (uintptr_t)device_num_storage + sizeof(int);
+  }
+  *table = t;
+  return count;
 }
 VISIBLE bool GOMP_OFFLOAD_unload_image(int n, unsigned v, const void *data) {
   (void)n, (void)v, (void)data;
@@ -78,8 +126,12 @@ VISIBLE bool GOMP_OFFLOAD_dev2dev(int n, void *dst, const void *src, size_t size
   return true;
 }
 
+extern void GOMP_PLUGIN_fatal(const char *fmt, ...);
+
 VISIBLE void GOMP_OFFLOAD_run(int n, void *fn, void *vars, void **args) {
-  (void)n, (void)args;
+  (void)args;
+  if (device_num_storage && *device_num_storage != n)
+    GOMP_PLUGIN_fatal("offload test plugin: the image's device number variable is %d, not %d", *device_num_storage, n);
   ((void (*)(void *))fn)(vars);
 }
 
