@@ -553,11 +553,9 @@ std::vector<std::uintptr_t> map_list(device& d, frame& f, std::size_t mapnum, vo
             map_pointer_entry(d, f, mh, sizes[j], dynamic, mk == map_always_pointer);
             continue;
           }
-          if (copies_to(mk) && (fresh || always(mk))) {
-            auto at = lookup(d, mh, sizes[j]);
-            host2dev(d, at->second.dev + (mh - at->first), hostaddrs[j], sizes[j]);
-          }
           auto at = lookup(d, mh, sizes[j]);
+          if (at == d.table.end()) fatal("offload: a GOMP_MAP_STRUCT member lies outside its struct's mapping");
+          if (copies_to(mk) && (fresh || always(mk))) host2dev(d, at->second.dev + (mh - at->first), hostaddrs[j], sizes[j]);
           mapping& m = at->second;
           if (!m.infinite) ++(dynamic ? m.dyn : m.refs);
           f.records.push_back(record{at->first, mh, sizes[j], mk});
@@ -1032,18 +1030,28 @@ void register_image(unsigned version, const void* host_table, int type, const vo
 }
 
 void unregister_image(unsigned version, const void* host_table, int type, const void* target_data) {
-  std::lock_guard<std::mutex> g(images_lock);
-  for (auto it = images.begin(); it != images.end(); ++it) {
-    if (it->host_table == host_table && it->type == type) {
-      images.erase(it);
-      break;
+  {
+    std::lock_guard<std::mutex> g(images_lock);  // not held with a device's lock (initialised() nests them the other way)
+    for (auto it = images.begin(); it != images.end(); ++it) {
+      if (it->host_table == host_table && it->type == type) {
+        images.erase(it);
+        break;
+      }
     }
   }
   for (auto& dp : devices) {
     device& d = *dp;
     if (d.p->type != type) continue;
     std::lock_guard<std::mutex> g(d.lock);
-    if (d.initialised) d.p->unload_image(d.ord, version, target_data);
+    if (!d.initialised) continue;
+    // Its functions and declare target variables go with it.
+    auto* const* table = static_cast<void* const*>(host_table);
+    for (auto** f = static_cast<void**>(table[0]); f != static_cast<void**>(table[1]); ++f) d.functions.erase(*f);
+    for (auto** v = static_cast<void**>(table[2]); v < static_cast<void**>(table[3]); v += 2) {
+      auto it = d.table.find(reinterpret_cast<std::uintptr_t>(*v));
+      if (it != d.table.end() && it->second.infinite && !it->second.associated) d.table.erase(it);
+    }
+    d.p->unload_image(d.ord, version, target_data);
   }
 }
 }  // namespace weft::omp::offload

@@ -5,7 +5,7 @@
    function: the test plugin runs with OFFLOAD_TEST_IMAGES=1, without GOMP_OFFLOAD_CAP_NATIVE_EXEC),
    a declare target variable that is mapped for good (present: a map clause copies nothing; target
    update does), the image's device-number variable set (the plugin checks it at each run), and
-   GOMP_offload_unregister_ver. OMPTEST_OFFLOAD=1: offloaded; else the host fallback runs the host
+   GOMP_offload_unregister_ver (after which the region falls back to the host). OMPTEST_OFFLOAD=1: offloaded; else the host fallback runs the host
    function (weft without a plugin, libgomp). */
 #include <stddef.h>
 #include <stdint.h>
@@ -70,5 +70,9 @@ int main(void) {
   GOMP_target_update_ext(-1, 1, addrs + 1, sizes + 1, from, 0, NULL);
   CHECK(gv == (offload ? 40 : 5), "after update from: gv = %d", gv);
   GOMP_offload_unregister_ver(version, host_table, 2, &image);
+  /* Unregistered: no device function any more, so the host fallback runs the region. */
+  out = 0;
+  GOMP_target_ext(-1, host_region, 1, addrs, sizes, kinds, 0, NULL, NULL);
+  CHECK(out == 1, "after unregister: out = %d", out);
   PASS();
 }
