@@ -1016,6 +1016,13 @@ int disassociate_ptr(const void* host, int number) {
 // the others when they start.
 void register_image(unsigned version, const void* host_table, int type, const void* target_data) {
   if ((version >> 16) > gomp_version) fatal("offload: the program's offload data is newer than this library");
+  if (debug_on()) {
+    auto* const* table = static_cast<void* const*>(host_table);
+    std::fprintf(stderr, "weft offload: image registered for device type %d (version %u.%u): %td function(s), %td variable(s)\n",
+                 type, version >> 16, version & 0xffff,
+                 static_cast<void**>(table[1]) - static_cast<void**>(table[0]),
+                 (static_cast<void**>(table[3]) - static_cast<void**>(table[2])) / 2);
+  }
   ensure_plugins();
   {
     std::lock_guard<std::mutex> g(images_lock);
