@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "omp/gomp_abi.h"
+#include "omp/offload.hpp"
 #include "omp/omp_internal.hpp"
 
 namespace weft::omp {
@@ -246,7 +247,7 @@ GOMP_API int omp_get_default_device(void) {
   return me ? me->icv.default_device : config().initial.default_device;
 }
 GOMP_API int omp_get_num_devices(void) {
-  return 0;
+  return offload::num_devices();
 }
 GOMP_API int omp_get_device_num(void) {
   return 0;
@@ -255,7 +256,7 @@ GOMP_API int omp_is_initial_device(void) {
   return 1;
 }
 GOMP_API int omp_get_initial_device(void) {
-  return 0;
+  return offload::num_devices();
 }
 GOMP_API int omp_get_num_teams(void) {
   return me ? me->num_teams : 1;
@@ -276,35 +277,50 @@ GOMP_API int omp_get_teams_thread_limit(void) {
   return config().teams_thread_limit;
 }
 
+// An offload device is 0 .. omp_get_num_devices() - 1; the host is omp_get_initial_device().
+static int offload_device(int device) {  // -1: the host, -2: no such device
+  int n = offload::num_devices();
+  if (device == n) return -1;
+  return device >= 0 && device < n ? device : -2;
+}
 GOMP_API void* omp_target_alloc(std::size_t size, int device) {
-  return device == 0 ? std::malloc(size) : nullptr;
+  int d = offload_device(device);
+  return d == -1 ? std::malloc(size) : d >= 0 ? offload::target_alloc(size, d) : nullptr;
 }
 GOMP_API void omp_target_free(void* p, int device) {
-  if (device == 0) std::free(p);
+  int d = offload_device(device);
+  if (d == -1)
+    std::free(p);
+  else if (d >= 0)
+    offload::target_free(p, d);
 }
-GOMP_API int omp_target_is_present(const void*, int device) {
-  return device == 0;
+GOMP_API int omp_target_is_present(const void* p, int device) {
+  int d = offload_device(device);
+  return d == -1 ? 1 : d >= 0 ? offload::is_present(p, d) : 0;
 }
 GOMP_API int omp_target_memcpy(void* dst, const void* src, std::size_t length, std::size_t dst_offset,
                                std::size_t src_offset, int dst_device, int src_device) {
-  if (dst_device != 0 || src_device != 0) return EINVAL;
-  std::memcpy(static_cast<char*>(dst) + dst_offset, static_cast<const char*>(src) + src_offset, length);
-  return 0;
+  int dd = offload_device(dst_device), sd = offload_device(src_device);
+  if (dd == -2 || sd == -2) return EINVAL;
+  return offload::target_memcpy(dst, src, length, dst_offset, src_offset, dd, sd);
 }
 GOMP_API int omp_target_memcpy_rect(void* dst, const void* src, std::size_t element, int dims,
                                     const std::size_t* volume, const std::size_t* dst_offsets,
                                     const std::size_t* src_offsets, const std::size_t* dst_dims,
                                     const std::size_t* src_dims, int dst_device, int src_device) {
   if (!dst && !src) return 3;  // the number of dimensions supported is asked for: any
-  if (dst_device != 0 || src_device != 0 || dims < 1) return EINVAL;
+  if (offload_device(dst_device) != -1 || offload_device(src_device) != -1 || dims < 1) return EINVAL;
   return copy_rect(static_cast<char*>(dst), static_cast<const char*>(src), element, dims, volume, dst_offsets,
                    src_offsets, dst_dims, src_dims);
 }
-GOMP_API int omp_target_associate_ptr(const void*, const void*, std::size_t, std::size_t, int) {
-  return EINVAL;
+GOMP_API int omp_target_associate_ptr(const void* host, const void* dev, std::size_t size, std::size_t offset,
+                                      int device) {
+  int d = offload_device(device);
+  return d >= 0 ? offload::associate_ptr(host, dev, size, offset, d) : EINVAL;
 }
-GOMP_API int omp_target_disassociate_ptr(const void*, int) {
-  return EINVAL;
+GOMP_API int omp_target_disassociate_ptr(const void* host, int device) {
+  int d = offload_device(device);
+  return d >= 0 ? offload::disassociate_ptr(host, d) : EINVAL;
 }
 
 // --- timers ------------------------------------------------------------------------------------------
