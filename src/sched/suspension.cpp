@@ -129,6 +129,7 @@ void enter(worker& w, fiber::context* to) {
   w.context = to;
   w.current = to->saved_current;
   w.nesting = to->saved_nesting;
+  if (to->door_stash) door_context_enter(to);  // after the role: the door's state is back in place
   to->owner.store(w.id, std::memory_order_relaxed);
   to->waiting_for.store(fiber::wait_kind::none, std::memory_order_relaxed);
   worker_counters::bump(w.counters.resumes);

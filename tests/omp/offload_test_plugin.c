@@ -64,6 +64,8 @@ struct test_image {
 };
 
 static int *device_num_storage;
+static void *var_storage[64];  /* the image's variables, freed with it */
+static int nvar_storage;
 
 VISIBLE void *GOMP_OFFLOAD_alloc(int n, size_t size);
 
@@ -82,6 +84,7 @@ VISIBLE int GOMP_OFFLOAD_load_image(int n, unsigned v, const void *data, struct 
   }
   for (int i = 0; i < im->nvars; ++i) {
     void *storage = GOMP_OFFLOAD_alloc(n, im->var_sizes[i]);
+    if (nvar_storage < 64) var_storage[nvar_storage++] = storage;
     memcpy(storage, im->var_inits[i], im->var_sizes[i]);
     t[im->nfuncs + i].start = (uintptr_t)storage;
     t[im->nfuncs + i].end = (uintptr_t)storage + im->var_sizes[i];
@@ -96,6 +99,9 @@ VISIBLE int GOMP_OFFLOAD_load_image(int n, unsigned v, const void *data, struct 
 }
 VISIBLE bool GOMP_OFFLOAD_unload_image(int n, unsigned v, const void *data) {
   (void)n, (void)v, (void)data;
+  free(device_num_storage);  /* what load_image allocated (LeakSanitizer checks) */
+  device_num_storage = NULL;
+  while (nvar_storage > 0) free(var_storage[--nvar_storage]);
   return true;
 }
 

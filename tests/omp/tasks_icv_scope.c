@@ -33,6 +33,9 @@ static void change_and_check(int* inner_ok, int* team) {
   #pragma omp parallel
   #pragma omp single
   *team = omp_get_num_threads();
+  /* Still its own after the region (whose join may set this task aside while other tasks run). */
+  v = view();
+  *inner_ok = *inner_ok && v.nthreads == 3 && !v.dynamic && v.levels == 4 && v.kind == omp_sched_dynamic && v.chunk == 7;
 }
 
 int main(void) {
