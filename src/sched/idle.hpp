@@ -7,6 +7,8 @@
 // Where membarrier is unavailable both sides use a full fence.
 #pragma once
 
+#include <sched.h>
+
 #include <atomic>
 #include <cstdint>
 
@@ -16,9 +18,20 @@ class idle_park {
  public:
   static void init();  // registers for membarrier once per process
 
-  // Hot path, after a task was made available.
+  // Hot path, after a task was made available. None is woken while a worker counted by
+  // yield_looking will look again.
   void notify_work() {
-    if (sleeper_count_after_fence() != 0) wake_one();
+    if (sleeper_count_after_fence() != 0 && lookers_.load(std::memory_order_relaxed) == 0) wake_one();
+  }
+
+  // An idle worker that will look for work again gives its core away meanwhile (more threads than
+  // cores). Counted so that producers leave the sleepers alone; never held across a sleep, so it
+  // cannot strand a task (one that a looker misses is seen by its next look or its sleep's check).
+  bool someone_looking() const { return lookers_.load(std::memory_order_relaxed) != 0; }
+  void yield_looking() {
+    lookers_.fetch_add(1, std::memory_order_relaxed);
+    sched_yield();
+    lookers_.fetch_sub(1, std::memory_order_relaxed);
   }
 
   // Worker `self` (its futex word) sleeps unless ready() turns true after it announced itself.
@@ -68,6 +81,7 @@ class idle_park {
   int count_ = 0;
   std::atomic<unsigned> rotor_{0};
   alignas(64) std::atomic<int> sleepers_{0};
+  std::atomic<int> lookers_{0};  // on the sleepers' line: notify_work reads both
 };
 
 }  // namespace weft::sched

@@ -371,8 +371,18 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins) {
     return;
   }
   // A poller expecting completions (MPI requests in flight) keeps idle workers polling.
-  if (rt.cfg.wait == wait_policy::active || spins < spin_rounds + yield_rounds || fiber::pollers_expecting()) {
+  const bool oversubscribed = rt.oversubscribed.load(std::memory_order_relaxed);
+  if (rt.cfg.wait == wait_policy::active || fiber::pollers_expecting() ||
+      (spins < spin_rounds + yield_rounds && !oversubscribed)) {
     sched_yield();
+    return;
+  }
+  // With more threads than cores, a few yields cover a short wait (a barrier's last arrivals);
+  // after that one worker yielding between looks is enough: the others sleep rather than take
+  // turns on the cores the busy threads need. Producers wake no sleeper while one looks (the
+  // cores are taken anyway): a wake-up per task kept every sleeper cycling through futex calls.
+  if (spins < spin_rounds + yield_rounds && (spins < spin_rounds + 8 || !w.crew->park.someone_looking())) {
+    w.crew->park.yield_looking();
     return;
   }
   // With pollers registered, idle workers keep calling them: sleep in short naps only.
