@@ -260,6 +260,9 @@ extern void (*door_role_set)(void*);
 // (context::door_stash). Set by the door; null when it keeps none.
 extern void (*door_context_leave)(fiber::context*);
 extern void (*door_context_enter)(fiber::context*);
+// Called on the worker where a body that set run_door_end on its own task returned (the OpenMP
+// door: a deferred task that changed its ICVs gives the thread its values back). Set by the door.
+extern void (*door_task_end)(worker&, task*);
 // Serves role r (a fiber-run member's): the worker's ready tasks held back for the role it leaves
 // go to that role's queue first.
 void adopt_role(worker& w, const role& r);

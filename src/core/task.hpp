@@ -47,6 +47,7 @@ inline constexpr std::int16_t undeferred_ready = -2;
 enum run_flag : std::uint8_t {
   run_held = 1,  // completion also waits for bound events (hold_completion)
   run_tied = 2,  // once started, runs only on the worker it started on (OpenMP tied tasks)
+  run_door_end = 4,  // the door hears of the body's end (door_task_end): set by the running body
 };
 
 enum graph_role : std::uint8_t {
@@ -77,7 +78,7 @@ struct alignas(64) task {
   std::atomic<std::uint32_t> successors;  // slot count | successors_closed
   std::atomic<std::int32_t> refs;  // execution + dependency domain
   std::uint8_t door_bits;          // owned by the door that created the task (OpenMP: final)
-  std::uint8_t run_flags;          // run_held, run_tied
+  std::uint8_t run_flags;          // run_held, run_tied, run_door_end
   std::uint8_t graph_role;         // graph_owner / graph_instance (persistent graphs), else 0
   std::uint8_t graph_array;        // an instance's array in its graph (fixed): no division on its paths
   std::atomic<std::int32_t> holds; // body + bound events, while held

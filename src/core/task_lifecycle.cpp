@@ -557,6 +557,8 @@ void execute_task(worker& w, task* t) {
   // If t blocked, it resumed on the worker that picked its context up (the same one when tied).
   worker& now = *worker_after_switch();
   trace_task(now, trace::event_type::task_end, t);
+  if (t->run_flags & run_door_end) [[unlikely]]
+    door_task_end(now, t);
   if (tied) --ctx->tied_frames;
   --now.nesting;
   now.current = saved;

@@ -209,9 +209,10 @@ enum door_bit : std::uint8_t {
   door_own_icvs = 2,  // an undeferred or included task: it runs on this thread, start to end
 };
 
-// The ICVs an omp_set_* routine changes: the calling task's. The first change made by an
-// undeferred or included task saves the thread's copy, which end_explicit_icvs puts back when
-// that task ends. (A deferred task's changes stay with the thread that ran it.) A context set
+// The ICVs an omp_set_* routine changes: the calling task's. The first change made by an explicit
+// task saves the thread's copy, which end_explicit_icvs puts back when that task ends (called by
+// the door for undeferred and included tasks, by the core through door_task_end for deferred
+// ones). A deferred task starts from the values of the thread that runs it. A context set
 // aside takes its saves along, from its member and the members it nested in (a gang-scheduled
 // team may run another context as one of them meanwhile, see team.cpp): so a member holds the
 // running context's saves only, and tasks end in the reverse order of their saves.

@@ -302,6 +302,9 @@ void start_door(int workers) {
   core::door_role_set = [](void* m) { me = static_cast<member*>(m); };
   core::door_context_leave = stash_icvs;
   core::door_context_enter = unstash_icvs;
+  core::door_task_end = [](worker&, task* t) {
+    if (me) end_explicit_icvs(*me, t);
+  };
 }
 }  // namespace
 
@@ -398,9 +401,13 @@ icvs& writable_icvs() {
   worker& w = self();
   member& m = current();
   task* t = w.current;
-  if (t != m.icv_writer && (t->door_bits & door_own_icvs)) {
+  // Implicit tasks (and roots) hold the thread's values; frames of included tasks are roots that
+  // own their ICVs.
+  if (t != m.icv_writer && ((t->door_bits & door_own_icvs) || !(t->flags & core::flag_root))) {
     m.icv_saves.push_back({m.icv_writer, w.context, m.icv});
     m.icv_writer = t;
+    // A deferred task's end is not the door's to see: the core calls back (door_task_end).
+    if (!(t->door_bits & door_own_icvs)) t->run_flags |= core::run_door_end;
   }
   return m.icv;
 }

@@ -1,7 +1,7 @@
 /* ICVs belong to the task (issue 23): omp_set_num_threads, omp_set_dynamic,
  * omp_set_max_active_levels and omp_set_schedule inside an undeferred (if(0)) or included (final)
- * task change that task's data environment, seen by the task itself and by a parallel region it
- * starts, and not the enclosing implicit task's. */
+ * task, or a deferred one, change that task's data environment, seen by the task itself and by a
+ * parallel region it starts, and not the enclosing implicit task's. */
 #include "omp_test.h"
 
 struct icv_view {
@@ -77,6 +77,53 @@ int main(void) {
     CHECK(ok2, "the included task did not see its own changes");
     CHECK(same(view(), before), "ICV changes leaked after final/included tasks: nthreads %d (was %d)",
           view().nthreads, before.nthreads);
+  }
+
+  /* Deferred tasks too: their changes end with them, whichever thread ran them (the creator in its
+   * taskwait, or another member), and never reach an implicit task or a later task. */
+  PHASE("deferred tasks in a parallel region");
+  for (int rep = 0; rep < 5; ++rep)
+  #pragma omp parallel
+  {
+    struct icv_view before = view();
+    int not_own = 0, leaked = 0;
+    #pragma omp single
+    {
+      for (int k = 0; k < 200; ++k) {
+        #pragma omp task shared(not_own, before)
+        {
+          if (k % 50 == 0) { /* a few also start a region of their own */
+            int ok = 0, team = 0;
+            change_and_check(&ok, &team);
+            if (!ok) {
+              #pragma omp atomic
+              ++not_own;
+            }
+          } else {
+            omp_set_num_threads(3);
+            omp_set_dynamic(1);
+            if (omp_get_max_threads() != 3 || !omp_get_dynamic()) {
+              #pragma omp atomic
+              ++not_own;
+            }
+          }
+        }
+      }
+      #pragma omp taskwait
+      CHECK(same(view(), before), "deferred tasks' ICV changes leaked into their creator: nthreads %d (was %d)",
+            view().nthreads, before.nthreads);
+    }
+    CHECK(same(view(), before), "deferred tasks' ICV changes leaked into an implicit task: nthreads %d (was %d)",
+          view().nthreads, before.nthreads);
+    #pragma omp task shared(leaked, before)
+    if (!same(view(), before)) {
+      #pragma omp atomic
+      ++leaked;
+    }
+    #pragma omp taskwait
+    #pragma omp barrier
+    CHECK(!not_own, "%d deferred tasks did not see their own ICV changes", not_own);
+    CHECK(!leaked, "a later task saw ICV values an earlier deferred task set");
   }
   return 0;
 }
