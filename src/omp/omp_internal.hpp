@@ -165,6 +165,9 @@ struct alignas(64) team {
   int reserved = 0;          // threads taken from the contention group for this region
   member* parent = nullptr;  // the encountering thread's member
   icvs child_icv{};
+  // Some task of the region changed its ICVs: members may hold different values, so a deferred
+  // task takes its creator's along (tasking.cpp). Until then any member's values are the task's.
+  std::atomic<bool> icvs_diverged{false};
   void (*fn)(void*) = nullptr;
   void* data = nullptr;
   bool combined = false;       // a combined parallel loop/sections: its work share is set up
@@ -212,7 +215,8 @@ enum door_bit : std::uint8_t {
 // The ICVs an omp_set_* routine changes: the calling task's. The first change made by an explicit
 // task saves the thread's copy, which end_explicit_icvs puts back when that task ends (called by
 // the door for undeferred and included tasks, by the core through door_task_end for deferred
-// ones). A deferred task starts from the values of the thread that runs it. A context set
+// ones). A deferred task starts from the values of any member while none changed them in the
+// region (team::icvs_diverged); after that, from its creator's, which it carries. A context set
 // aside takes its saves along, from its member and the members it nested in (a gang-scheduled
 // team may run another context as one of them meanwhile, see team.cpp): so a member holds the
 // running context's saves only, and tasks end in the reverse order of their saves.

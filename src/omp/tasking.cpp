@@ -27,11 +27,13 @@ std::uintptr_t handle_of(fiber::event* e) {
 }
 
 // --- task creation ---------------------------------------------------------------------------------
-// Tasks whose data needs more than 16-byte alignment, or that may be cancelled, start through a
-// trampoline that finds the body and the data after a small header.
+// Tasks whose data needs more than 16-byte alignment, that may be cancelled, or that carry their
+// creator's ICVs start through a trampoline that finds the body and the data after a small header.
 struct trampoline_header {
   void (*fn)(void*);
   std::uint32_t offset;
+  bool carries_icvs;
+  icvs icv;  // the creator's, when carries_icvs
 };
 
 bool group_cancelled(task* t) {
@@ -50,7 +52,16 @@ void trampoline(void* args) {
     worker* w = core::current_worker;
     if (group_cancelled(w->current) || (me && me->crew->cancelled.load(std::memory_order_relaxed))) return;
   }
+  if (!h->carries_icvs) return h->fn(static_cast<char*>(args) + h->offset);
+  // The task's own ICVs, layered like an undeferred task's first change (end_explicit_icvs).
+  worker& w = *core::current_worker;
+  task* t = w.current;
+  member& m = current();
+  m.icv_saves.push_back({m.icv_writer, w.context, m.icv});
+  m.icv_writer = t;
+  m.icv = h->icv;
   h->fn(static_cast<char*>(args) + h->offset);
+  end_explicit_icvs(current(), t);  // on the thread the task ends on (its layers moved with it)
 }
 
 void nothing(void*) {}
@@ -210,7 +221,9 @@ void spawn(worker& w, const task_request& r) {
   }
   std::size_t size = static_cast<std::size_t>(r.arg_size);
   std::size_t align = r.arg_align > 0 ? static_cast<std::size_t>(r.arg_align) : 1;
-  bool wrapped = align > 16 || s.cancellation;
+  // Past a change of ICVs in the region, a deferred task carries its creator's values.
+  bool carries_icvs = !undeferred && crew.icvs_diverged.load(std::memory_order_relaxed);
+  bool wrapped = align > 16 || s.cancellation || carries_icvs;
   std::size_t offset = 0;
   if (wrapped) {
     offset = (sizeof(trampoline_header) + align - 1) & ~(align - 1);
@@ -230,6 +243,8 @@ void spawn(worker& w, const task_request& r) {
         (reinterpret_cast<std::uintptr_t>(dst) + sizeof(trampoline_header) + align - 1) & ~(align - 1);
     h->fn = r.fn;
     h->offset = static_cast<std::uint32_t>(data_at - reinterpret_cast<std::uintptr_t>(dst));
+    h->carries_icvs = carries_icvs;
+    if (carries_icvs) h->icv = current().icv;
     if (trace::on)  // the trace names the outlined function, not the wrapper
       trace::record(w.trace, trace::event_type::task_label, core::trace_id(t), 0,
                     trace::kind_of_function(reinterpret_cast<const void*>(r.fn)));

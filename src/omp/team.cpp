@@ -401,6 +401,9 @@ icvs& writable_icvs() {
   worker& w = self();
   member& m = current();
   task* t = w.current;
+  // Relaxed: creators read it for their own later tasks (a change made by another member meanwhile
+  // is not ordered with them anyway).
+  if (!m.crew->icvs_diverged.load(std::memory_order_relaxed)) m.crew->icvs_diverged.store(true, std::memory_order_relaxed);
   // Implicit tasks (and roots) hold the thread's values; frames of included tasks are roots that
   // own their ICVs.
   if (t != m.icv_writer && ((t->door_bits & door_own_icvs) || !(t->flags & core::flag_root))) {
@@ -526,6 +529,7 @@ team* fork(worker& w, void (*fn)(void*), void* data, unsigned requested, unsigne
   t->level = enc.level + 1;
   t->active_level = enc.active_level + (n > 1);
   t->child_icv = child_icvs(enc.icv);
+  t->icvs_diverged.store(false, std::memory_order_relaxed);
   t->fn = fn;
   t->data = data;
   t->combined = combined;

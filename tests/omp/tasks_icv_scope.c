@@ -125,5 +125,43 @@ int main(void) {
     CHECK(!not_own, "%d deferred tasks did not see their own ICV changes", not_own);
     CHECK(!leaked, "a later task saw ICV values an earlier deferred task set");
   }
+
+  /* A deferred task starts from its creator's values at its creation, whichever thread runs it:
+   * here every thread but the creator has changed its own nthreads-var, and a task created inside
+   * another one after a change sees that change. */
+  PHASE("deferred tasks take their creator's values");
+  for (int rep = 0; rep < 5; ++rep)
+  #pragma omp parallel
+  {
+    int creator_value = omp_get_max_threads(), wrong = 0, wrong_inner = 0;
+    if (omp_get_thread_num() != 0) omp_set_num_threads(creator_value + 10 + omp_get_thread_num());
+    #pragma omp barrier
+    #pragma omp master
+    {
+      for (int k = 0; k < 100; ++k) {
+        #pragma omp task shared(wrong, wrong_inner, creator_value)
+        {
+          if (omp_get_max_threads() != creator_value) {
+            #pragma omp atomic
+            ++wrong;
+          }
+          if (k % 10 == 0) {
+            omp_set_num_threads(creator_value + 1);
+            #pragma omp task shared(wrong_inner, creator_value)
+            if (omp_get_max_threads() != creator_value + 1) {
+              #pragma omp atomic
+              ++wrong_inner;
+            }
+            #pragma omp taskwait
+          }
+        }
+      }
+      #pragma omp taskwait
+      CHECK(!wrong, "%d of 100 deferred tasks did not start from their creator's nthreads-var %d", wrong,
+            creator_value);
+      CHECK(!wrong_inner, "%d tasks did not start from the values their creating task had set", wrong_inner);
+    }
+    #pragma omp barrier
+  }
   return 0;
 }
