@@ -19,9 +19,19 @@ class idle_park {
   static void init();  // registers for membarrier once per process
 
   // Hot path, after a task was made available. None is woken while a worker counted by
-  // yield_looking will look again.
+  // yield_looking will look again: a full fence first (only then, instead of a futex call), so
+  // that a looker that leaves the count after this read sees the work when it looks.
   void notify_work() {
-    if (sleeper_count_after_fence() != 0 && lookers_.load(std::memory_order_relaxed) == 0) wake_one();
+    if (sleeper_count_after_fence() == 0) return;
+    if (lookers_.load(std::memory_order_relaxed) != 0) {
+#if defined(__SANITIZE_THREAD__)
+      if (lookers_.fetch_add(0, std::memory_order_seq_cst) != 0) return;  // no fences under TSan
+#else
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      if (lookers_.load(std::memory_order_relaxed) != 0) return;
+#endif
+    }
+    wake_one();
   }
 
   // An idle worker that will look for work again gives its core away meanwhile (more threads than
@@ -31,7 +41,7 @@ class idle_park {
   void yield_looking() {
     lookers_.fetch_add(1, std::memory_order_relaxed);
     sched_yield();
-    lookers_.fetch_sub(1, std::memory_order_relaxed);
+    lookers_.fetch_sub(1, std::memory_order_seq_cst);  // before the next look (see notify_work)
   }
 
   // Worker `self` (its futex word) sleeps unless ready() turns true after it announced itself.

@@ -72,6 +72,11 @@ task* try_steal_from(worker& w, int victim) {
   if (victim >= w.crew->size() || w.crew->queues[victim] == w.queue) return nullptr;
   task* t = w.crew->queues[victim]->steal();
   if (t) {
+    // Past the cores, a producer wakes no sleeper while a worker looks (idle_park::notify_work):
+    // each thief that finds more left wakes the next, so that a burst reaches every worker (tasks
+    // that wait for each other to run at once need them all).
+    if (instance->oversubscribed.load(std::memory_order_relaxed) && !w.crew->queues[victim]->empty())
+      w.crew->park.notify_work();
     worker_counters::bump(w.counters.steals);
     trace_point(w, trace::event_type::steal, static_cast<std::uint64_t>(w.crew->members[victim]),
                 reinterpret_cast<std::uintptr_t>(t));
@@ -279,7 +284,12 @@ task* find_queued_work(worker& w) {
   if (w.deferred_n) [[unlikely]]
     graph_flush_deferred(w);
   if (rt.priority_ready.load(std::memory_order_relaxed) > 0) {
-    if (task* t = pop_priority(rt)) return t;
+    if (task* t = pop_priority(rt)) {
+      // As after a steal (try_steal_from): one that finds more left wakes the next past the cores.
+      if (rt.oversubscribed.load(std::memory_order_relaxed) && rt.priority_ready.load(std::memory_order_relaxed) > 0)
+        w.crew->park.notify_work();
+      return t;
+    }
   }
   if (task* t = w.next) {
     w.next = nullptr;
@@ -395,8 +405,12 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins) {
     worker* w;
   } c{&rt, w.crew, ready, arg, &w};
   // A waiter (taskwait, taskgroup) is woken by its last child; the timeout is a second line of
-  // defence and costs one wake-up per 50 ms at most.
-  std::int64_t timeout = polling ? 50'000 : w.current == &w.root && w.nesting == 0 && w.id != 0 ? 0 : 50'000'000;
+  // defence and costs one wake-up per 50 ms at most. Past the cores, idle workers keep it too: a
+  // looker that took something else than the task a producer left to it (a context to resume)
+  // must not leave that task to busy workers only.
+  std::int64_t timeout = polling ? 50'000
+                         : w.current == &w.root && w.nesting == 0 && w.id != 0 && !oversubscribed ? 0
+                                                                                                 : 50'000'000;
   w.crew->park.sleep(
       w.sleep_word,
       [&c] {
