@@ -1,7 +1,8 @@
 // Random task graphs checked against the OpenMP 5.2 dependence rules.
 //
 // Each graph is generated from a seed: a few addresses per sibling set, tasks with 0-4 accesses of
-// the five types on distinct addresses, random priorities, nested children (depth up to 3) with their
+// the five types on distinct addresses (now and then one named again, of any kind: the task then
+// counts as the stronger kind on it, mixed kinds as inout), random priorities, nested children (depth up to 3) with their
 // own address set, taskwaits and taskgroups at random points, now and then an undeferred task.
 // Every task stamps its start and end (and its parent the return of each taskwait / taskgroup end)
 // from one global sequence counter. After the run, for each sibling set and each address, every pair
@@ -138,6 +139,10 @@ std::unique_ptr<graph> generate(uint64_t seed, generation_params p) {
         std::swap(slots[static_cast<size_t>(a)], slots[static_cast<size_t>(j)]);
         child->accesses.push_back({slots[static_cast<size_t>(a)], random_type(r, set_heavy)});
       }
+      // Now and then one address named twice, of any two kinds (they act as the stronger one).
+      if (nacc > 0 && r.chance(0.15))
+        child->accesses.push_back({child->accesses[static_cast<size_t>(r.range(0, nacc - 1))].slot,
+                                   random_type(r, set_heavy)});
       child->priority = r.chance(0.05) ? p.max_priority + r.range(1, 3) : r.range(0, p.max_priority);
       child->undeferred = r.chance(0.03);
       if (spinny && r.chance(0.6)) {
@@ -319,9 +324,17 @@ class checker {
     // dependences, address by address
     for (int slot = 0; slot < static_cast<int>(pn.child_addresses.size()); ++slot) {
       std::vector<std::pair<int, weft_dep_type>> users;  // creation order
-      for (int ci : pn.children)
-        for (const auto& a : g_.at(ci).accesses)
-          if (a.slot == slot) users.push_back({ci, a.type});
+      for (int ci : pn.children) {
+        // One kind per task and address: a repeated kind stays, mixed kinds act as inout.
+        bool named = false;
+        weft_dep_type kind = WEFT_DEP_IN;
+        for (const auto& a : g_.at(ci).accesses) {
+          if (a.slot != slot) continue;
+          kind = !named || kind == a.type ? a.type : WEFT_DEP_INOUT;
+          named = true;
+        }
+        if (named) users.push_back({ci, kind});
+      }
       for (size_t x = 0; x < users.size(); ++x) {
         for (size_t y = x + 1; y < users.size(); ++y) {
           auto [i, ti] = users[x];
