@@ -21,6 +21,7 @@
 namespace weft::core {
 
 struct worker;
+struct pending_access;
 
 inline constexpr std::uint32_t record_members = 5;
 
@@ -47,9 +48,9 @@ struct access_record {
 class dependency_domain {
  public:
   dependency_domain();
-  // Orders t after the earlier siblings touching address, per `type`. Returns the number of
-  // edges created into t.
-  int add(worker& w, task* t, const void* address, weft_dep_type type);
+  // Orders t after the earlier siblings touching each of its accesses, per their types. Returns the
+  // number of edges created into t. One call per task: the per-access part is inlined in its loop.
+  int add(worker& w, task* t, const pending_access* accesses, int count);
   // Forgets every record (children all finished, or no sibling can be created any more).
   void clear(worker& w);
   bool empty() const { return occupied_.empty(); }
@@ -66,6 +67,7 @@ class dependency_domain {
     }
   }
   [[gnu::noinline]] access_record& insert(worker& w, const void* address, std::uint32_t slot);
+  int add_one(worker& w, task* t, const void* address, weft_dep_type type);
   void rebuild(worker& w, std::size_t size);
   task* close_group(worker& w, access_record& r);
   void hold(task* t);

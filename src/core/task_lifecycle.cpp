@@ -507,7 +507,7 @@ int submit_plain(worker& w, task* t) {
     t->flags |= flag_has_accesses;
     if (count > 1) merge_accesses(a, count);
     dependency_domain& domain = state_of(w, parent).domain;
-    for (int i = 0; i < count; ++i) added += domain.add(w, t, a[i].address, a[i].type);
+    added = domain.add(w, t, a, count);
     if (all_mine) acc.clear();
   }
   trace_task(w, trace::event_type::task_submit, t, static_cast<std::uint32_t>(count));
