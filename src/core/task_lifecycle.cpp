@@ -300,18 +300,15 @@ void attach_group(worker&, task* t, task* group) {
 }
 
 // A task naming one address twice gets the strongest of its kinds (identical kinds stay; mixed act as
-// inout), and its mutexinoutset groups are acquired in address order. Only inoutset and
-// mutexinoutset need it: the domain takes in, out and inout twice as they come (an edge from the
-// task to itself is dropped, so in then out, or out then in, orders it like inout), and the
-// duplicate scan cost 88 instructions per task of four accesses, a sixth of the creation path.
-// Lists are short and duplicates rare: a quadratic scan avoids sorting in the common case.
+// inout), and its mutexinoutset groups are acquired in address order. Only a task with inoutset or
+// mutexinoutset accesses needs it (submit_plain tells): the domain takes in, out and inout twice as
+// they come (an edge from the task to itself is dropped, so in then out, or out then in, orders it
+// like inout), and the duplicate scan of every task cost 88 instructions per task of four
+// accesses, a sixth of the creation path. Lists are short and duplicates rare: a quadratic scan
+// avoids sorting in the common case.
 void merge_accesses(pending_access* a, int& count) {
-  int sets = 0, mutexes = 0;
-  for (int i = 0; i < count; ++i) {
-    sets += a[i].type == WEFT_DEP_INOUTSET;
-    mutexes += a[i].type == WEFT_DEP_MUTEXINOUTSET;
-  }
-  if (sets + mutexes == 0) return;
+  int mutexes = 0;
+  for (int i = 0; i < count; ++i) mutexes += a[i].type == WEFT_DEP_MUTEXINOUTSET;
   bool duplicates = false;
   for (int i = 0; i < count; ++i)
     for (int j = 0; j < i; ++j) duplicates |= a[i].address == a[j].address;
@@ -483,8 +480,13 @@ int submit_plain(worker& w, task* t) {
   pending_access* a = acc.data();
   int count = static_cast<int>(acc.size());
   std::vector<pending_access> mine;
-  bool all_mine = true;
-  for (int i = 0; i < count; ++i) all_mine &= a[i].owner == t;
+  bool all_mine = true, sets = false;
+  for (int i = 0; i < count; ++i) {
+    all_mine &= a[i].owner == t;
+    sets |= a[i].type >= WEFT_DEP_MUTEXINOUTSET;  // mutexinoutset or inoutset
+  }
+  static_assert(WEFT_DEP_INOUTSET > WEFT_DEP_MUTEXINOUTSET && WEFT_DEP_MUTEXINOUTSET > WEFT_DEP_INOUT &&
+                WEFT_DEP_INOUT > WEFT_DEP_OUT && WEFT_DEP_OUT > WEFT_DEP_IN);
   if (!all_mine) {
     std::size_t keep = 0;
     for (auto& x : acc) {
@@ -505,7 +507,7 @@ int submit_plain(worker& w, task* t) {
   int added = 0;
   if (count) {
     t->flags |= flag_has_accesses;
-    if (count > 1) merge_accesses(a, count);
+    if (sets && count > 1) merge_accesses(a, count);
     dependency_domain& domain = state_of(w, parent).domain;
     added = domain.add(w, t, a, count);
     if (all_mine) acc.clear();
