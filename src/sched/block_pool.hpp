@@ -30,9 +30,12 @@ class block_depot {
   // A chain of `batch` blocks linked through their first word, or null. Lock-free: the depot is a
   // fixed array of slots, each empty or holding one chain, claimed with one exchange.
   void* take_batch() {
-    unsigned start = rotor_.load(std::memory_order_relaxed);
+    // Newest first: give_batch fills the slot at the rotor and moves it on, so a scan forward from
+    // the rotor met the batch just given last, after the whole array (25 instructions per task on
+    // one worker, which gives and takes its own batches); the newest blocks are also the warmest.
+    unsigned start = rotor_.load(std::memory_order_relaxed) - 1;
     for (unsigned i = 0; i < slot_count; ++i) {
-      std::atomic<void*>& slot = slots_[(start + i) % slot_count];
+      std::atomic<void*>& slot = slots_[(start - i) % slot_count];
       // A plain read first so that empty slots are skipped without taking their lines. Acquire
       // on the exchange: the chain's links were written by the worker that gave it.
       if (slot.load(std::memory_order_relaxed)) {
