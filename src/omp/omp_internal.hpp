@@ -221,6 +221,11 @@ enum door_bit : std::uint8_t {
 // team may run another context as one of them meanwhile, see team.cpp): so a member holds the
 // running context's saves only, and tasks end in the reverse order of their saves.
 icvs& writable_icvs();
+// t's own layer on m: the values below are saved for end_explicit_icvs.
+inline void begin_explicit_icvs(member& m, fiber::context* running_on, task* t) {
+  m.icv_saves.push_back({m.icv_writer, running_on, m.icv});
+  m.icv_writer = t;
+}
 inline void end_explicit_icvs(member& m, task* t) {
   if (m.icv_writer != t) return;  // the common case: the task changed nothing
   m.icv = m.icv_saves.back().saved;

@@ -57,8 +57,7 @@ void trampoline(void* args) {
   worker& w = *core::current_worker;
   task* t = w.current;
   member& m = current();
-  m.icv_saves.push_back({m.icv_writer, w.context, m.icv});
-  m.icv_writer = t;
+  begin_explicit_icvs(m, w.context, t);
   m.icv = h->icv;
   h->fn(static_cast<char*>(args) + h->offset);
   end_explicit_icvs(current(), t);  // on the thread the task ends on (its layers moved with it)

@@ -407,8 +407,7 @@ icvs& writable_icvs() {
   // Implicit tasks (and roots) hold the thread's values; frames of included tasks are roots that
   // own their ICVs.
   if (t != m.icv_writer && ((t->door_bits & door_own_icvs) || !(t->flags & core::flag_root))) {
-    m.icv_saves.push_back({m.icv_writer, w.context, m.icv});
-    m.icv_writer = t;
+    begin_explicit_icvs(m, w.context, t);
     // A deferred task's end is not the door's to see: the core calls back (door_task_end).
     if (!(t->door_bits & door_own_icvs)) t->run_flags |= core::run_door_end;
   }

@@ -31,7 +31,7 @@ class block_depot {
   // fixed array of slots, each empty or holding one chain, claimed with one exchange.
   void* take_batch() {
     // Newest first: give_batch fills the slot at the rotor and moves it on, so a scan forward from
-    // the rotor met the batch just given last, after the whole array (25 instructions per task on
+    // the rotor met the batch just given last, after the whole array (15 instructions per task on
     // one worker, which gives and takes its own batches); the newest blocks are also the warmest.
     unsigned start = rotor_.load(std::memory_order_relaxed) - 1;
     for (unsigned i = 0; i < slot_count; ++i) {

@@ -35,8 +35,9 @@ class idle_park {
   }
 
   // An idle worker that will look for work again gives its core away meanwhile (more threads than
-  // cores). Counted so that producers leave the sleepers alone; never held across a sleep, so it
-  // cannot strand a task (one that a looker misses is seen by its next look or its sleep's check).
+  // cores). Counted so that producers leave the sleepers alone; never held across a sleep. A task a
+  // looker leaves (it took another, or resumed a context) reaches a sleeper through the thieves'
+  // chain or the sleepers' timeout (scheduler.cpp: try_steal_from, idle_wait).
   bool someone_looking() const { return lookers_.load(std::memory_order_relaxed) != 0; }
   void yield_looking() {
     lookers_.fetch_add(1, std::memory_order_relaxed);
