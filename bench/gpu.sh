@@ -33,7 +33,7 @@
 #   STREAMS      stream counts of the streams rows                                ["1 8 32"]
 #   TIMEOUT      seconds one process may take, then "timeout"                     [600, --quick: 60]
 #   B5_BLOCK     threads per block of the kernel, passed through                  [128]
-#   WEFT_CUDA_STREAMS  pooled streams per weft worker, passed through            [8]
+#   WEFT_CUDA_STREAMS  pooled streams per weft worker, passed through            [32]
 #   CUDA_DEVICE_MAX_CONNECTIONS  CUDA's hardware queues (streams beyond them share one), passed
 #                through to every program                                        [CUDA's: 8]
 # Exit status: 0 (also when skipped); 1 when a run failed (crash, timeout, wrong result); 2 when
@@ -162,7 +162,7 @@ stamp=$(date +%Y%m%d-%H%M%S)
   echo
   bench_meta
   echo "gpu: ${device:-?}; driver: $(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n 1 | grep . || echo "?")"
-  echo "runs: $runs processes, T=$T, REPS=$REPS timed reps each after a warm-up, WORKERS=\"$WORKERS\", STREAMS=\"$STREAMS\", B5_BLOCK=${B5_BLOCK:-128}, WEFT_CUDA_STREAMS=${WEFT_CUDA_STREAMS:-8}, CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-8}$( ((quick)) && echo ', --quick (small sizes: not a measurement)')"
+  echo "runs: $runs processes, T=$T, REPS=$REPS timed reps each after a warm-up, WORKERS=\"$WORKERS\", STREAMS=\"$STREAMS\", B5_BLOCK=${B5_BLOCK:-128}, WEFT_CUDA_STREAMS=${WEFT_CUDA_STREAMS:-32}, CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-8}$( ((quick)) && echo ', --quick (small sizes: not a measurement)')"
   echo "load average at start / end: $load_start / $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null); $(($(date +%s) - start)) s"
   echo
   "$(bench_python)" - "$csv" <<'EOF'

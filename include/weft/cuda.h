@@ -27,7 +27,7 @@ extern "C" {
 WEFT_API int weft_cuda_available(void);
 
 /* A stream for the calling task on the current device: streams are pooled per worker
- * (WEFT_CUDA_STREAMS of them, default 8) and handed out in turn, so tasks on one worker spread
+ * (WEFT_CUDA_STREAMS of them, default 32) and handed out in turn, so tasks on one worker spread
  * over several streams. Take it once per task and keep it: a later call may return another one.
  * Never destroy it. NULL when no device is usable. */
 WEFT_API cudaStream_t weft_cuda_stream(void);

@@ -154,15 +154,15 @@ TEST_P(SimCuda, CppWaitThrowsANamedError) {
 }
 
 TEST_P(SimCuda, StreamsRotatePerWorker) {
-  // Consecutive tasks on one worker get different streams, WEFT_CUDA_STREAMS (8) of them in turn.
-  std::vector<cudaStream_t> got(16);
+  // Consecutive tasks on one worker get different streams, WEFT_CUDA_STREAMS (32) of them in turn.
+  std::vector<cudaStream_t> got(64);
   weft::spawn([&] {
     for (auto& s : got) s = weft_cuda_stream();
   });
   weft::taskwait();
   std::set<cudaStream_t> distinct(got.begin(), got.end());
-  EXPECT_EQ(distinct.size(), 8u);
-  EXPECT_EQ(got[0], got[8]);
+  EXPECT_EQ(distinct.size(), 32u);
+  EXPECT_EQ(got[0], got[32]);
 }
 
 TEST_P(SimCuda, ManyStreamsManyWaits) {
