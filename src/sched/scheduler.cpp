@@ -740,9 +740,9 @@ int start_runtime(const door_options& options) {
   if (options.wait >= 0 && !std::getenv("WEFT_WAIT_POLICY"))
     cfg.wait = options.wait ? wait_policy::active : wait_policy::passive;
   if (cfg.num_workers > max_workers) cfg.num_workers = max_workers;
-  // 8192 live tasks per worker (16384 at least): a window that stays in the caches (1.5 MB of
-  // descriptors per worker) yet is far more lookahead than a worker can use; see decisions.md.
-  if (cfg.max_tasks == 0) cfg.max_tasks = std::max<std::int64_t>(16384, std::int64_t{8192} * cfg.num_workers);
+  // 2048 live tasks per worker: a window that stays in a core's cache (384 KB of descriptors)
+  // yet is far more lookahead than a worker can use; see decisions.md.
+  if (cfg.max_tasks == 0) cfg.max_tasks = std::int64_t{2048} * cfg.num_workers;
   if (cfg.max_ready == 0) cfg.max_ready = 256;
 
   auto* rt = new runtime;
@@ -754,7 +754,7 @@ int start_runtime(const door_options& options) {
   // Checking the live count costs a read of every worker's counters: do it every few creations,
   // but every time when the bound is tiny so that small bounds are exact.
   rt->throttle_interval = static_cast<int>(std::min<std::int64_t>(64, std::max<std::int64_t>(1, cfg.max_tasks / 64)));
-  // A producer is throttled when it holds a quarter of one worker's share of the bound (2,048
+  // A producer is throttled when it holds a quarter of one worker's share of the bound (512
   // children with the default bound at any worker count; 1 when the bound is tiny).
   rt->throttle_floor = std::max<std::int64_t>(1, cfg.max_tasks / (4 * std::int64_t{cfg.num_workers}));
   sched::idle_park::init();
