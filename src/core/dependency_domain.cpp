@@ -322,7 +322,7 @@ int dependency_domain::add(worker& w, task* t, const pending_access* accesses, i
   for (int i = 0; i < count; ++i) added += add_one(w, t, accesses[i].address, accesses[i].type);
   return added;
 }
-void dependency_domain::clear(worker& w) {
+void dependency_domain::clear_records(worker& w) {
   for (std::uint32_t i : occupied_) {
     access_record& r = table_[i];
     if (r.joined) close_group(w, r);  // ends the node's guard

@@ -52,7 +52,9 @@ class dependency_domain {
   // number of edges created into t. One call per task: the per-access part is inlined in its loop.
   int add(worker& w, task* t, const pending_access* accesses, int count);
   // Forgets every record (children all finished, or no sibling can be created any more).
-  void clear(worker& w);
+  void clear(worker& w) {
+    if (!occupied_.empty()) clear_records(w);
+  }
   bool empty() const { return occupied_.empty(); }
 
  private:
@@ -69,6 +71,7 @@ class dependency_domain {
   [[gnu::noinline]] access_record& insert(worker& w, const void* address, std::uint32_t slot);
   int add_one(worker& w, task* t, const void* address, weft_dep_type type);
   void rebuild(worker& w, std::size_t size);
+  void clear_records(worker& w);
   task* close_group(worker& w, access_record& r);
   void hold(task* t);
   void set_gate(worker& w, access_record& r, task* gate);

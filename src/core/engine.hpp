@@ -336,8 +336,12 @@ fiber::context* take_yielded(worker& w, bool idle);
 fiber::context* take_throttled(worker& w);
 // A context this worker must resume (inbox), or null.
 fiber::context* take_resumable(worker& w);
-// True when waits on the running context may run what they wait for on its stack.
-bool stack_has_room(const worker& w);
+// True when waits on the running context may run what they wait for on its stack (a thread's own
+// stack, without a known bottom, always: max_nesting bounds it elsewhere).
+inline bool stack_has_room(const worker& w) {
+  const fiber::context* c = w.context;
+  return !c->stack_low || static_cast<const char*>(__builtin_frame_address(0)) > c->stack_floor;
+}
 // Finished-event completions and contexts queued by foreign threads and signal handlers.
 void run_deferred(worker& w);
 extern std::atomic<bool> deferred_pending;

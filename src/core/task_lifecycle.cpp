@@ -137,6 +137,8 @@ void free_task(worker& w, task* t) {
 }
 
 void discard_errors(parent_state* ps, bool warn) {
+  // Nearly always empty: a load, and the exchange only when an error is there.
+  if (!ps->claimed && !ps->error.load(std::memory_order_relaxed)) return;
   error_box* boxes[2] = {ps->error.exchange(nullptr, std::memory_order_acquire), ps->claimed};
   ps->claimed = nullptr;
   for (error_box* b : boxes) {
@@ -472,14 +474,21 @@ int submit_plain(worker& w, task* t) {
   ++parent->children_created;
   worker_counters::bump(w.counters.tasks_created);
   w.submitted.store(w.submitted.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-
+  if (w.accesses.empty() && !undeferred) [[likely]] {
+    // No dependence (fork-join): no predecessor can see t, it is ready now.
+    t->preds.store(0, std::memory_order_relaxed);
+    trace_task(w, trace::event_type::task_submit, t, 0);
+    if (sched::propagation() != WEFT_PRIORITY_AS_GIVEN) [[unlikely]]
+      sched::propagation_submit(w, t);
+    ready_at_birth(w, t);
+    return WEFT_OK;
+  }
   // Gather t's accesses. Normally every access pending on this worker is t's (declared just
   // before submit) and they are used in place; interleaved construction of several tasks takes
   // the general path.
   auto& acc = w.accesses;
   pending_access* a = acc.data();
   int count = static_cast<int>(acc.size());
-  std::vector<pending_access> mine;
   bool all_mine = true, sets = false;
   for (int i = 0; i < count; ++i) {
     all_mine &= a[i].owner == t;
@@ -487,7 +496,8 @@ int submit_plain(worker& w, task* t) {
   }
   static_assert(WEFT_DEP_INOUTSET > WEFT_DEP_MUTEXINOUTSET && WEFT_DEP_MUTEXINOUTSET > WEFT_DEP_INOUT &&
                 WEFT_DEP_INOUT > WEFT_DEP_OUT && WEFT_DEP_OUT > WEFT_DEP_IN);
-  if (!all_mine) {
+  std::vector<pending_access> mine;  // interleaved construction only
+  if (!all_mine) [[unlikely]] {
     std::size_t keep = 0;
     for (auto& x : acc) {
       if (x.owner == t) mine.push_back(x);
@@ -708,7 +718,8 @@ int taskwait(worker& w) {
     waits.domain.clear(*now);
   }
   parent_state* ps = c->state.load(std::memory_order_acquire);
-  if (ps) {
+  // A load first: an error a child installs after it is this wait's or the next one's either way.
+  if (ps && ps->error.load(std::memory_order_relaxed)) {
     if (error_box* b = ps->error.exchange(nullptr, std::memory_order_acquire)) {
       discard_errors(ps, false);  // an unclaimed older error is replaced
       ps->claimed = b;

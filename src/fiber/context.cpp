@@ -134,8 +134,7 @@ context* make_fiber(std::size_t stack_size, void (*entry)()) {
   }
   char* low = static_cast<char*>(mem) + p;
   auto* ctx = new (low + stack_size) context();
-  ctx->stack_low = low;
-  ctx->stack_size = stack_size;
+  ctx->set_stack(low, stack_size);
   // The first switch-in starts fiber_main, which reads the entry from the hand-off.
   ctx->resume_at = bc::make_fcontext(low + stack_size, stack_size, fiber_main);
   ctx->asan_bottom = low;
@@ -200,8 +199,7 @@ void init_thread_context(context* ctx) {
     std::size_t size = 0;
     pthread_attr_getstack(&attr, &addr, &size);
     pthread_attr_destroy(&attr);
-    ctx->stack_low = static_cast<char*>(addr);
-    ctx->stack_size = size;
+    ctx->set_stack(static_cast<char*>(addr), size);
   }
 #if WEFT_TSAN
   ctx->tsan_fiber = __tsan_get_current_fiber();

@@ -33,6 +33,15 @@ struct alignas(64) context {
   fcontext resume_at = nullptr;  // where it continues when switched to
   char* stack_low = nullptr;     // lowest usable address (above the guard page)
   std::size_t stack_size = 0;    // usable bytes
+  // A frame above this address leaves the reserve a wait keeps free before it runs more tasks on
+  // this stack (a quarter of it, 64 KiB at least); set with stack_low (set_stack).
+  const char* stack_floor = nullptr;
+  void set_stack(char* low, std::size_t size) {
+    stack_low = low;
+    stack_size = size;
+    std::size_t reserve = size / 4 > (std::size_t{64} << 10) ? size / 4 : std::size_t{64} << 10;
+    stack_floor = low + (reserve < size ? reserve : size);
+  }
   bool thread_stack = false;     // a thread's own stack: only that thread's worker may resume it
   std::atomic<int> owner{-1};    // worker it runs on or last ran on (relaxed: reports read it)
   int tied_frames = 0;           // tied tasks running on it: it may only resume on `owner`
@@ -66,12 +75,6 @@ struct alignas(64) context {
   context* registered_next = nullptr;  // every fiber ever made (watchdog, finalize)
   void (*entry)() = nullptr;           // a fiber's body (never returns)
 
-  // Bytes left below the current frame.
-  std::size_t stack_room() const {
-    auto sp = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
-    auto low = reinterpret_cast<std::uintptr_t>(stack_low);
-    return sp > low ? sp - low : 0;
-  }
 };
 
 // Starts a wait: a new ticket for ctx, in the running state. The caller publishes (ctx, ticket)

@@ -16,9 +16,9 @@
 
 namespace weft::omp {
 
-namespace {
-
 settings the_settings;
+
+namespace {
 
 const char* env(const char* name) {
   const char* v = std::getenv(name);
@@ -450,10 +450,6 @@ void parse_allocator(settings& s) {
 }
 
 }  // namespace
-
-settings& config() {
-  return the_settings;
-}
 
 void read_environment() {
   settings& s = the_settings;

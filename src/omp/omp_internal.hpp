@@ -58,7 +58,8 @@ struct settings {
   std::string affinity_format;    // affinity-format-var (set at load; affinity_display.cpp guards it)
   std::string allocator_text;     // OMP_ALLOCATOR as given, when it made a new allocator
 };
-settings& config();
+extern settings the_settings;  // environment.cpp; read on every task creation: no call for it
+inline settings& config() { return the_settings; }
 void read_environment();  // once, at library load
 void display_environment(bool verbose);
 

@@ -163,7 +163,7 @@ core::taskgroup* innermost_group(worker& w) {
 // descriptor in this frame gives it its own task context (children, taskwait, final, taskgroups).
 // Deferred tasks in a parallel region never take this path, even in a team of one: a task run
 // inside its creator could wait (taskyield, an event) for a task the creator has not made yet.
-__attribute__((noinline)) void run_included(worker& w, const task_request& r, bool final) {
+__attribute__((noinline)) void run_included(worker& w, const task_request r, bool final) {
   task frame;
   core::begin_frame(&frame, w.current, innermost_group(w));
   frame.door_bits = final ? door_final | door_own_icvs : door_own_icvs;
@@ -209,7 +209,8 @@ inline void copy_arguments(char* dst, const char* src, std::size_t n) {
 }
 
 // Inlined into GOMP_task, so that the request lives in registers (building it on the stack and
-// reading it back cost about 30 instructions per task).
+// reading it back cost about 30 instructions per task); run_included takes it by value for that
+// reason, so that only its rare path copies it to memory.
 [[gnu::always_inline]] inline void spawn(worker& w, const task_request& r) {
   const settings& s = config();
   task* creator = w.current;

@@ -294,11 +294,6 @@ void yield_context(worker& w, bool (*ready)(void*), void* arg) {
   yield_until(w, ready, arg, fiber::wait_kind::yield, nullptr);
 }
 
-bool stack_has_room(const worker& w) {
-  const fiber::context* c = w.context;
-  std::size_t reserve = c->stack_size / 4 > (std::size_t{64} << 10) ? c->stack_size / 4 : std::size_t{64} << 10;
-  return !c->stack_low || c->stack_room() > reserve;
-}
 
 namespace {
 // Nothing else to run here: the oldest yielded context goes on even if what it waits for has not
