@@ -31,9 +31,10 @@ struct thread_pool {
 namespace {
 
 int device_count = 0;
-// 32: a GPU runs about that many small kernels at once (B5 at n = 4096 on an H200: 476 µs per
-// triplet on 8 streams, 192 on 32), and one worker must reach that alone.
-unsigned streams_per_worker = 32;
+// 32 by default: a GPU runs about that many small kernels at once (B5 at n = 4096 on an H200:
+// 476 µs per triplet on 8 streams, 192 on 32), and one worker must reach that alone.
+constexpr unsigned default_streams = 32;
+unsigned streams_per_worker = default_streams;
 weft_poller_t* poller = nullptr;
 std::once_flag started;
 bool usable = false;
@@ -53,7 +54,7 @@ void unregister_poller() {
 
 unsigned read_streams() {
   const char* v = std::getenv("WEFT_CUDA_STREAMS");
-  if (!v || !*v) return 32;
+  if (!v || !*v) return default_streams;
   char* end = nullptr;
   long n = std::strtol(v, &end, 10);
   if (*end || n < 1 || n > 1024) {

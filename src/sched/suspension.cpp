@@ -294,7 +294,6 @@ void yield_context(worker& w, bool (*ready)(void*), void* arg) {
   yield_until(w, ready, arg, fiber::wait_kind::yield, nullptr);
 }
 
-
 namespace {
 // Nothing else to run here: the oldest yielded context goes on even if what it waits for has not
 // happened (it looks again and steps aside). With more workers than cores the thread first gives
