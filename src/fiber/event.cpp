@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <string>
+#include <thread>
 
 #include "core/engine.hpp"
 #include "trace/names.hpp"
@@ -22,6 +23,10 @@ namespace {
 event_waiter* const fulfilled_mark = reinterpret_cast<event_waiter*>(1);
 std::atomic<event*> deferred{nullptr};
 std::atomic<std::uint64_t> fulfilled_count{0};
+// Completions running where no worker is (foreign threads, signal handlers). Such a completion
+// may let the program reach weft_finalize while it still wakes a worker or drops its reference:
+// the runtime waits for this to reach zero before it frees anything (quiesce_foreign).
+std::atomic<int> foreign_in_flight{0};
 
 // Hands e to the workers' completion list (with the bound task to complete, or none) and wakes
 // `worker`. Lock-free: signal handlers and foreign threads come here.
@@ -54,6 +59,8 @@ void drop_ref(core::worker* w, event* e) {
 // The last fulfilment: wake the waiters, complete the bound task, drop the unfulfilled reference.
 void complete(event* e, bool signal_safe) {
   core::worker* self = signal_safe ? nullptr : core::current_worker;
+  // Relaxed: every release below that can let the program finish is ordered after it.
+  if (!self) foreign_in_flight.fetch_add(1, std::memory_order_relaxed);
   // Progress for the watchdog: per worker (no shared line), else on the shared count.
   if (self)
     core::worker_counters::bump(self->counters.events_fulfilled);
@@ -81,6 +88,7 @@ void complete(event* e, bool signal_safe) {
     defer(e, t, t->home);
   }
   drop_ref(self, e);
+  if (!self) foreign_in_flight.fetch_sub(1, std::memory_order_release);
 }
 
 }  // namespace
@@ -143,6 +151,14 @@ int bind_event(core::worker& w, event* e) {
 int destroy_event(core::worker& w, event* e) {
   drop_ref(&w, e);
   return WEFT_OK;
+}
+
+void quiesce_foreign() {
+  while (foreign_in_flight.load(std::memory_order_acquire) != 0) std::this_thread::yield();
+  // Every task has finished, so what is left on the list only returns events to caches that go
+  // with the runtime; a later runtime must not find these addresses.
+  deferred.store(nullptr, std::memory_order_relaxed);
+  core::deferred_pending.store(false, std::memory_order_relaxed);
 }
 
 std::uint64_t events_fulfilled() {

@@ -46,6 +46,9 @@ int bind_event(core::worker& w, event* e);
 int destroy_event(core::worker& w, event* e);
 // Progress marker for the watchdog: events fulfilled so far.
 std::uint64_t events_fulfilled();
+// At shutdown, once every task has finished: waits for fulfilments still running on foreign
+// threads or in signal handlers, then forgets the completion list.
+void quiesce_foreign();
 // Reports unfulfilled events with bound tasks or waiters (watchdog, stall at finalize).
 int describe_events(char* out, std::size_t size);
 

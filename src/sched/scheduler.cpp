@@ -10,6 +10,7 @@
 
 #include "core/dependency_domain.hpp"
 #include "core/engine.hpp"
+#include "fiber/event.hpp"
 #include "fiber/poller.hpp"
 #include "fiber/watchdog.hpp"
 #include "sched/cpu_topology.hpp"
@@ -408,9 +409,9 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins) {
   // defence and costs one wake-up per 50 ms at most. Past the cores, idle workers keep it too: a
   // looker that took something else than the task a producer left to it (a context to resume)
   // must not leave that task to busy workers only.
-  std::int64_t timeout = polling ? 50'000
+  std::int64_t timeout = polling                                                                  ? 50'000
                          : w.current == &w.root && w.nesting == 0 && w.id != 0 && !oversubscribed ? 0
-                                                                                                 : 50'000'000;
+                                                                                                  : 50'000'000;
   w.crew->park.sleep(
       w.sleep_word,
       [&c] {
@@ -843,6 +844,7 @@ int stop_runtime() {
   for (int i = 0; i < n; ++i) weft::sched::idle_park::wake(rt->workers[i]->sleep_word);
   for (int i = 0; i < n; ++i)
     if (rt->workers[i]->has_thread) pthread_join(rt->workers[i]->thread, nullptr);
+  weft::fiber::quiesce_foreign();
 #if WEFT_COUNT_CHECKS
   std::uint64_t bodies = 0, done = 0;
   for (int i = 0; i < n; ++i) bodies += rt->workers[i]->check_bodies, done += rt->workers[i]->check_fully_done;

@@ -12,6 +12,8 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -81,6 +83,48 @@ TEST(Shutdown, InitFinalizeCycles) {
     ASSERT_EQ(weft_finalize(), WEFT_OK);
     ASSERT_FALSE(weft_initialized());
     EXPECT_EQ(weft_worker_id(), -1) << "after finalize the main thread is no worker";
+  }
+}
+
+// A foreign thread's fulfilment lets the last task complete, and the program finalizes at once,
+// while that thread may still be waking a worker or dropping its reference to the event. Finalize
+// must wait for it (under the sanitizers, a read of the freed worker table is reported otherwise).
+TEST(Shutdown, FinalizeRightAfterForeignFulfilment) {
+  for (int cycle = 0; cycle < 100; ++cycle) {
+    const int workers = 1 + cycle % 3;
+    std::vector<std::thread> fulfillers;
+    std::mutex fulfillers_lock;
+    std::atomic<int> resumed{0};
+    {
+      weft_test::runtime_config rt(weft_test::runtime_config::vars{{"WEFT_NUM_THREADS", std::to_string(workers)}});
+      ASSERT_TRUE(rt.ok());
+      for (int i = 0; i < 4; ++i)
+        weft::spawn([&, i] {
+          weft_event_t* e = weft_event_create(1);
+          if (!e) return;
+          auto armed = std::make_shared<std::atomic<bool>>(false);
+          {
+            std::lock_guard<std::mutex> g(fulfillers_lock);
+            fulfillers.emplace_back([e, armed] {
+              while (!armed->load()) std::this_thread::yield();
+              weft_event_fulfill(e);
+            });
+          }
+          if (i % 2 == 0) {
+            weft_event_bind(e);  // the task completes when the thread fulfils
+            weft_event_destroy(e);
+            armed->store(true);
+          } else {
+            armed->store(true);
+            weft_event_wait(e);  // the task suspends until the thread fulfils
+            weft_event_destroy(e);
+            resumed++;
+          }
+        });
+      ASSERT_EQ(weft_finalize(), WEFT_OK) << "cycle " << cycle;
+    }
+    for (auto& t : fulfillers) t.join();
+    EXPECT_EQ(resumed.load(), 2) << "cycle " << cycle;
   }
 }
 
