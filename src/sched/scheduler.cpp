@@ -3,7 +3,6 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <bit>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -379,17 +378,17 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins) {
   if (ready(arg) || w.inbox.load(std::memory_order_relaxed)) return;
   ++spins;
   if (spins < spin_rounds) {
-    // Looks that keep failing come further apart, up to one per 8 x 16 pauses for each member of
-    // a crew of 16 (one per 16 x 16 from 32 on): a look reads the victims' queue lines, which
-    // their owners write on every push, and it is this polling, not the work, that slowed a lone
-    // producer 2.7x on 16 cores (issue 27). The crew's idle members together still look at least
-    // once per 16 pauses, so the first thief comes as soon as before. Crews of 2 keep one look
-    // per 16 pauses. A long pause is served in steps of 16 with the wait's own condition and the
-    // inbox checked in between, so a waiter's latency stays that of 16 pauses; `spins` counts
-    // the steps, so the phase before yielding lasts as long as before.
-    const int most =
-        std::clamp(static_cast<int>(std::bit_floor(static_cast<unsigned>(w.crew ? w.crew->size() : 1))) / 2, 1, 16);
-    const int steps = std::min(1 << std::min(spins >> 6, 4), most);
+    // Looks that keep failing come further apart: after 64 of them the pause between a member's
+    // looks doubles every 64 looks' worth, from 16 pauses up to 16 x (crew size - 1), at most
+    // 16 x 64. A look reads the victims' queue lines, which their owners write on every push, and
+    // it is this polling, not the work, that slowed a lone producer 2.7x on 16 cores (issue 27).
+    // The crew's idle members together still look about once per 16 pauses, as one did before, so
+    // the first thief reaches new work about as soon; a crew of 2 is unchanged. A long pause is
+    // served in steps of 16 with the wait's own condition and the inbox checked in between, so a
+    // waiter's latency stays that of 16 pauses; `spins` counts the steps, so the phase before
+    // yielding lasts as long as before.
+    const int most = std::clamp((w.crew ? w.crew->size() : 1) - 1, 1, 64);
+    const int steps = std::min(1 << std::min(spins >> 6, 6), most);
     for (int step = 1;; ++step) {
       for (int i = 0; i < 16; ++i) cpu_relax();
       if (step >= steps || ready(arg) || w.inbox.load(std::memory_order_relaxed)) break;
