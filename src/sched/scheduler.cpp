@@ -387,7 +387,8 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins) {
     // served in steps of 16 with the wait's own condition and the inbox checked in between, so a
     // waiter's latency stays that of 16 pauses; `spins` counts the steps, so the phase before
     // yielding lasts as long as before.
-    const int most = std::clamp((w.crew ? w.crew->size() : 1) - 1, 1, 64);
+    // Requests in flight (MPI, GPU) are polled at each look: their completions keep the old pace.
+    const int most = fiber::pollers_expecting() ? 1 : std::clamp((w.crew ? w.crew->size() : 1) - 1, 1, 64);
     const int steps = std::min(1 << std::min(spins >> 6, 6), most);
     for (int step = 1;; ++step) {
       for (int i = 0; i < 16; ++i) cpu_relax();
