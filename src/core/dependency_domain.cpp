@@ -50,32 +50,30 @@ void release_hold(worker& w, task* t) {
 }
 }  // namespace
 
-// Adds pred -> succ unless it already exists (the producer creates all edges into one successor
-// before the next task exists, so a short list of the predecessors linked to the current successor
-// detects duplicates in O(1)) or pred has already completed (pruned: the successor does not need
-// to wait for it). Inline with its rare parts out of line: it runs for every access of every task.
+// The successor pred was given last, of the n it has (n > 0, pred not closed: the tail block then
+// holds slot n - 1, since a block is added only for the slot about to be written).
+static inline task* last_successor(const task* pred, std::uint32_t n) {
+  if (n <= inline_successors) return pred->slot[n - 1];
+  return pred->more_successors->tail->slot[(n - 1 - inline_successors) % block_successors];
+}
+
+// Adds pred -> succ unless pred has already completed (pruned: the successor does not need to wait
+// for it) or the edge exists. The producer makes all edges into a task while it submits it, one
+// after the other, so an existing edge pred -> succ is pred's newest: one compare with the slot
+// written last, on the line this edge would write anyway (nodes built meanwhile may hide one; a
+// duplicate edge is harmless: pred releases succ twice, succ counted it twice). Inline with its
+// rare parts out of line: it runs for every access of every task.
 static inline bool link(worker& w, task* pred, task* succ) {
   if (pred == succ) return false;  // a task naming an address twice: no edge to itself
-  // Duplicate detection against the predecessors already linked to succ, kept by the producer
-  // (all edges into a task are made while it is submitted): no read of pred's line, which the
-  // worker that completed pred has written. Past the list's size duplicates are not detected;
-  // a duplicate edge is harmless (pred releases succ twice, succ counted it twice).
-  if (w.linking != succ) {
-    w.linking = succ;
-    w.linked_count = 0;
-  }
-  for (int i = 0; i < w.linked_count; ++i) {
-    if (w.linked[i] == pred) {
-      worker_counters::bump(w.counters.edges_elided);
-      return false;
-    }
-  }
-  if (w.linked_count < static_cast<int>(std::size(w.linked))) w.linked[w.linked_count++] = pred;
   // Acquire: if pred is closed, its body's effects must be visible to whatever follows succ.
   std::uint32_t n = pred->successors.load(std::memory_order_acquire);
   if (n & successors_closed) {
     // No write to a finished task: its line stays shared with the worker that completed it.
     worker_counters::bump(w.counters.edges_pruned);
+    return false;
+  }
+  if (n != 0 && last_successor(pred, n) == succ) {
+    worker_counters::bump(w.counters.edges_elided);
     return false;
   }
   *(n < inline_successors ? &pred->slot[n] : overflow_slot(w, pred, n)) = succ;
@@ -190,7 +188,6 @@ void dependency_domain::hold(task* t) {
   // submitted, or a node being built), so a plain update is enough.
   if (t->domain_refs++ == 0) t->refs.store(t->refs.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
-
 
 void dependency_domain::set_gate(worker& w, access_record& r, task* gate) {
   if (gate) hold(gate);

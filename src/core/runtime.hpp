@@ -1,11 +1,11 @@
 // The runtime instance: workers, their queues and pools, and the shared scheduling state.
 #pragma once
 
+#include <pthread.h>
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <pthread.h>
 #include <vector>
 
 #include "core/config.hpp"
@@ -106,10 +106,10 @@ struct alignas(64) worker {
         record_cache(records) {}
 
   const int id;
-  sched::work_deque<task*> deque;    // its queue in the root gang (and in a gang of its own)
+  sched::work_deque<task*> deque;            // its queue in the root gang (and in a gang of its own)
   sched::work_deque<task*>* queue = &deque;  // its queue in the gang it serves now
-  gang* crew = nullptr;           // the gang this worker serves now; null while pooled
-  task* next = nullptr;           // depth-first: the successor this worker runs next
+  gang* crew = nullptr;                      // the gang this worker serves now; null while pooled
+  task* next = nullptr;                      // depth-first: the successor this worker runs next
   // Ready tasks kept out of the thieves' reach, run without the queue's fences (owner only;
   // emptied before the worker changes gangs, see spill_local): those made ready at birth while
   // the queue already holds max_ready, and in a gang of one every ready task. A ring: a gang of
@@ -133,23 +133,19 @@ struct alignas(64) worker {
   // The local task this worker runs next (local_count > 0, so crew is set): see above.
   task* local_to_run() const { return crew->size() == 1 ? local[local_head] : newest_local(); }
   task* pop_local_to_run() { return crew->size() == 1 ? pop_oldest_local() : pop_newest_local(); }
-  task* current = nullptr;        // running task (root when none)
-  int nesting = 0;                // tasks run on this stack above the worker's own loop
+  task* current = nullptr;  // running task (root when none)
+  int nesting = 0;          // tasks run on this stack above the worker's own loop
   std::uint64_t random_state = 0;
   int history[4] = {-1, -1, -1, -1};  // hybrid victim selection (ICS'21 Algorithm 2)
   int history_index = 0;
   int throttle_countdown = 0;
-  int throttled = 0;               // producers this worker has set aside for the throttle (at most max_throttled)
-  int refused = 0;                 // why the last allocate_task returned null (0: out of memory)
+  int throttled = 0;  // producers this worker has set aside for the throttle (at most max_throttled)
+  int refused = 0;    // why the last allocate_task returned null (0: out of memory)
 #if WEFT_COUNT_CHECKS
   // Sanitizer builds: every finished body must be followed by exactly one fully_done (checked at
   // finalize; a lost or doubled child count shows up here instead of as a leaked parent state).
   std::uint64_t check_bodies = 0, check_fully_done = 0;
 #endif
-  task* linking = nullptr;         // the task whose incoming edges are being made (reset whenever
-                                   // this worker allocates a descriptor, which may reuse its address)
-  task* linked[8] = {};            // its predecessors so far (duplicate-edge elision)
-  int linked_count = 0;
   // A gang of one's decrements of replayed tasks' predecessor counts, not yet applied (see
   // graph_release): the task (null: a free slot) and how many, in a slot chosen by the task's
   // address. Applied before this worker looks past its own ready tasks (find_queued_work) or
@@ -178,8 +174,8 @@ struct alignas(64) worker {
   task* propagation_succ = nullptr;
   std::vector<task*> propagation_preds;
   task* propagation_recorded = nullptr;
-  task* batch_parent = nullptr;    // parent of the children counted in batch_finished
-  std::int64_t batch_finished = 0; // finished children not yet subtracted from its pending
+  task* batch_parent = nullptr;      // parent of the children counted in batch_finished
+  std::int64_t batch_finished = 0;   // finished children not yet subtracted from its pending
   taskgroup* batch_group = nullptr;  // the taskgroup this worker keeps an account with
   std::int64_t group_owed = 0;       // to subtract from its pending: members finished + unused credits
 
@@ -187,9 +183,9 @@ struct alignas(64) worker {
   sched::block_cache successor_cache;
   sched::block_cache group_cache;
   sched::block_cache event_cache;
-  sched::block_cache record_cache;  // priority propagation's reports
-  std::vector<pending_access> accesses;   // declared on tasks being built
-  std::vector<task*> redirect_worklist;   // redirect nodes ready to complete
+  sched::block_cache record_cache;       // priority propagation's reports
+  std::vector<pending_access> accesses;  // declared on tasks being built
+  std::vector<task*> redirect_worklist;  // redirect nodes ready to complete
   std::vector<parent_state*> spare_states;
 
   worker_counters counters;
@@ -214,7 +210,7 @@ struct alignas(64) worker {
   // Fiber-run members parked with this worker as owner: while one's team has ready tasks, this
   // worker's loop serves that member's role (nobody else may use its queue meanwhile).
   std::vector<fiber::context*> parked_members;
-  std::unique_ptr<gang> own_gang;       // an adopted thread's gang of one
+  std::unique_ptr<gang> own_gang;  // an adopted thread's gang of one
   // Execution contexts (see fiber/context.hpp). The running one, the thread's own stack, loop
   // fibers kept for the next suspension, contexts yielded here (resumed by this worker only), and
   // contexts others made resumable for this worker (lock-free; the owner takes them all at once).
@@ -226,8 +222,8 @@ struct alignas(64) worker {
   fiber::context* resume_next = nullptr;  // taken from the inbox, not yet resumed (owner only)
   alignas(64) std::atomic<fiber::context*> inbox{nullptr};
   std::uint64_t ticket_seq = 0;
-  task root;                      // implicit task of this worker's thread
-  pthread_t thread{};             // started by the runtime when has_thread (not for adopted threads)
+  task root;           // implicit task of this worker's thread
+  pthread_t thread{};  // started by the runtime when has_thread (not for adopted threads)
   bool has_thread = false;
 };
 
@@ -240,11 +236,11 @@ struct runtime {
   // Workers only ever get added (OpenMP teams larger than the pool, adopted threads): slots below
   // worker_count are set and never change until finalize.
   std::atomic<int> worker_count{0};
-  bool pooled = false;            // OpenMP door: workers not in a team wait in the pool
-  gang root_gang;                 // native door: every worker; OpenMP door: the initial thread
+  bool pooled = false;  // OpenMP door: workers not in a team wait in the pool
+  gang root_gang;       // native door: every worker; OpenMP door: the initial thread
   std::int64_t max_tasks = 0;
   std::int64_t max_ready = 0;
-  int local_limit = 0;            // local buffer size in use: min(local_capacity, max_ready)
+  int local_limit = 0;  // local buffer size in use: min(local_capacity, max_ready)
   int throttle_interval = 1;
   std::int64_t throttle_floor = 1;  // outstanding children from which a producer may be throttled
   sched::block_depot task_depot{task_size, 64};
@@ -253,10 +249,10 @@ struct runtime {
   sched::block_depot event_depot{64, 64};
   sched::block_depot record_depot{propagation_record_bytes, 64};
   std::vector<std::unique_ptr<worker>> workers{max_workers};
-  std::mutex grow_lock;           // adding workers, recruiting pooled ones (not on a task path)
-  std::vector<int> pool;          // ids of pooled workers without a job (under grow_lock)
-  std::vector<int> adoptable;     // workers of adopted threads that have exited (under grow_lock)
-  sched::idle_park pool_park;     // waits outside any gang (the pool, between regions)
+  std::mutex grow_lock;        // adding workers, recruiting pooled ones (not on a task path)
+  std::vector<int> pool;       // ids of pooled workers without a job (under grow_lock)
+  std::vector<int> adoptable;  // workers of adopted threads that have exited (under grow_lock)
+  sched::idle_park pool_park;  // waits outside any gang (the pool, between regions)
   // Pause rounds (of 16 pauses, ~tens of microseconds in all) before an idle wait yields; few once
   // there are more workers than cores.
   std::atomic<int> spin_rounds{2000};
@@ -270,8 +266,8 @@ struct runtime {
   // Ready tasks of priority > 0 (or all tasks under WEFT_SCHEDULE=priority), highest level first.
   std::atomic<sched::priority_lane<task*>*> lanes[64] = {};  // levels 0..max_priority, made on first use
   alignas(64) std::atomic<std::int64_t> priority_ready{0};
-  std::size_t fiber_stack = 0;    // bytes per fiber stack
-  std::mutex fiber_lock;          // spare loop fibers beyond the workers' own (rare path)
+  std::size_t fiber_stack = 0;  // bytes per fiber stack
+  std::mutex fiber_lock;        // spare loop fibers beyond the workers' own (rare path)
   std::vector<fiber::context*> spare_fibers;
   // Persistent graphs' instance arrays no graph uses, with their sizes in bytes: instance
   // descriptors stay type-stable like pooled ones (a worker reporting a child's end may read its
@@ -291,7 +287,9 @@ extern constinit thread_local worker* current_worker;
 #if defined(__SANITIZE_THREAD__)
 worker* worker_after_switch();
 #else
-inline worker* worker_after_switch() { return current_worker; }
+inline worker* worker_after_switch() {
+  return current_worker;
+}
 #endif
 
 }  // namespace weft::core

@@ -216,7 +216,6 @@ void flush_group(worker& w, taskgroup* next) {
   if (owed) notify_group_by(g, owed);
 }
 
-
 void drain_redirects(worker& w) {
   while (!w.redirect_worklist.empty()) {
     task* node = w.redirect_worklist.back();
@@ -361,11 +360,12 @@ void flush_parent_batch(worker& w) {
   notify_parent_by(w, parent, finished);
 }
 
-void attach_mutex_group(worker& w, task* t, task* group) { attach_group(w, t, group); }
+void attach_mutex_group(worker& w, task* t, task* group) {
+  attach_group(w, t, group);
+}
 
 task* allocate_plain(worker& w, weft_task_fn fn, std::size_t args_size, unsigned flags) {
   task* t = static_cast<task*>(w.task_cache.allocate());
-  w.linking = nullptr;  // t may reuse the address of the task whose predecessors are listed
   init_descriptor(w, t, fn, (flags & WEFT_TASK_UNDEFERRED) ? flag_undeferred : 0);
   if (args_size > WEFT_INLINE_ARGS_SIZE) {
     void* block = std::aligned_alloc(16, (args_size + 15) & ~std::size_t{15});
@@ -413,7 +413,6 @@ void trace_busy_event(worker& w) {
 
 task* allocate_node(worker& w, std::uint8_t flags) {
   task* t = static_cast<task*>(w.task_cache.allocate());
-  w.linking = nullptr;  // see allocate_task
   init_descriptor(w, t, nullptr, flags);
   if (flags & flag_mutex_group) t->pending.store(0, std::memory_order_relaxed);
   worker_counters::bump(w.counters.redirect_nodes);
@@ -500,8 +499,10 @@ int submit_plain(worker& w, task* t) {
   if (!all_mine) [[unlikely]] {
     std::size_t keep = 0;
     for (auto& x : acc) {
-      if (x.owner == t) mine.push_back(x);
-      else acc[keep++] = x;
+      if (x.owner == t)
+        mine.push_back(x);
+      else
+        acc[keep++] = x;
     }
     acc.resize(keep);
     a = mine.data();
@@ -647,7 +648,7 @@ void begin_frame(task* t, task* parent, taskgroup* group) {
 
 void end_frame(worker& w0, task* t) {
   if (t->children_created) taskwait(w0);  // w.current == t; its children name it as their parent
-  worker& w = *worker_after_switch();  // the wait may have moved an untied context
+  worker& w = *worker_after_switch();     // the wait may have moved an untied context
   if (parent_state* ps = t->state.load(std::memory_order_acquire)) {
     ps->domain.clear(w);
     discard_errors(ps, true);
@@ -757,7 +758,9 @@ int taskgroup_end(worker& w) {
   return WEFT_OK;
 }
 
-int report_error(worker& w, void* payload, void (*release)(void*)) { return report_error_of(w.current, payload, release); }
+int report_error(worker& w, void* payload, void (*release)(void*)) {
+  return report_error_of(w.current, payload, release);
+}
 
 int report_error_of(task* t, void* payload, void (*release)(void*)) {
   task* parent = t->parent;
