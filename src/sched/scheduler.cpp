@@ -768,9 +768,12 @@ int start_runtime(const door_options& options) {
   rt->max_tasks = cfg.max_tasks;
   rt->max_ready = cfg.max_ready;
   rt->local_limit = static_cast<int>(std::min<std::int64_t>(worker::local_capacity, cfg.max_ready));
-  // Checking the live count costs a read of every worker's counters: do it every few creations,
-  // but every time when the bound is tiny so that small bounds are exact.
-  rt->throttle_interval = static_cast<int>(std::min<std::int64_t>(64, std::max<std::int64_t>(1, cfg.max_tasks / 64)));
+  // Checking the live count costs a read of two counters per worker, lines their workers write on
+  // every task: do it every 8 creations per worker (64 at least), so that a lone producer's cost
+  // per task does not grow with the worker count (an overshoot of 8 x workers against the default
+  // bound's 2,048 x workers), but every time when the bound is tiny so that small bounds are exact.
+  rt->throttle_interval = static_cast<int>(std::min<std::int64_t>(
+      std::max<std::int64_t>(64, 8 * std::int64_t{cfg.num_workers}), std::max<std::int64_t>(1, cfg.max_tasks / 64)));
   // A producer is throttled when it holds a quarter of one worker's share of the bound (512
   // children with the default bound at any worker count; 1 when the bound is tiny).
   rt->throttle_floor = std::max<std::int64_t>(1, cfg.max_tasks / (4 * std::int64_t{cfg.num_workers}));
