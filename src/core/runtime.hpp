@@ -186,6 +186,10 @@ struct alignas(64) worker {
   sched::block_cache record_cache;       // priority propagation's reports
   std::vector<pending_access> accesses;  // declared on tasks being built
   std::vector<task*> redirect_worklist;  // redirect nodes ready to complete
+  // Parent states (of tasks that had children) for reuse, at most spare_states_kept: states
+  // migrate with untied tasks, so one worker may free more than it makes, and an unbounded list
+  // grew without end (11,000 on 2 threads for issue 23's 30M-node tree, most of its heap).
+  static constexpr std::size_t spare_states_kept = 64;
   std::vector<parent_state*> spare_states;
 
   worker_counters counters;

@@ -149,6 +149,14 @@ void discard_errors(parent_state* ps, bool warn) {
   }
 }
 
+// A state nobody refers to any more, kept for reuse up to the worker's bound.
+void keep_spare_state(worker& w, parent_state* ps) {
+  if (w.spare_states.size() < worker::spare_states_kept)
+    w.spare_states.push_back(ps);
+  else
+    delete ps;
+}
+
 // t's body has ended and every child of t has finished: nothing refers to t as a parent any more.
 void fully_done(worker& w, task* t) {
 #if WEFT_COUNT_CHECKS
@@ -157,7 +165,7 @@ void fully_done(worker& w, task* t) {
   if (parent_state* ps = t->state.load(std::memory_order_acquire)) {
     discard_errors(ps, true);
     t->state.store(nullptr, std::memory_order_relaxed);
-    w.spare_states.push_back(ps);
+    keep_spare_state(w, ps);
   }
   if (t->graph_role == graph_instance) return graph_instance_done(w, t);  // its graph owns it
   drop_ref(w, t);
@@ -653,7 +661,7 @@ void end_frame(worker& w0, task* t) {
     ps->domain.clear(w);
     discard_errors(ps, true);
     t->state.store(nullptr, std::memory_order_relaxed);
-    w.spare_states.push_back(ps);
+    keep_spare_state(w, ps);
   }
 }
 
@@ -687,7 +695,7 @@ parent_state& make_state(worker& w, task* t) {
   }
   // A child reporting an error may install a state concurrently (report_error): race for it.
   if (t->state.compare_exchange_strong(ps, fresh, std::memory_order_acq_rel, std::memory_order_acquire)) return *fresh;
-  w.spare_states.push_back(fresh);
+  keep_spare_state(w, fresh);
   return *ps;
 }
 
