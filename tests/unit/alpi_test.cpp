@@ -511,7 +511,13 @@ TEST_P(Alpi, SpawnFromATaskStartsBeforeReturning) {
   });
   weft::taskwait();
   ASSERT_EQ(rc.load(), ALPI_SUCCESS);
-  EXPECT_TRUE(started_at_return.load());
+  // On one worker the spawner's worker ran the spawned task up to its first wait. On more, the
+  // spawn returns once another worker has entered the task, whose first statement may still be
+  // ahead of it (CI saw that once at 2 workers).
+  if (GetParam() == 1) {
+    EXPECT_TRUE(started_at_return.load());
+  }
+  ASSERT_TRUE(wait_in_weft([&] { return p.ran.load(); }));
   EXPECT_FALSE(p.completed.load());
   p.stop = true;
   ASSERT_TRUE(wait_in_weft([&] { return p.handle.load() != nullptr; }));
