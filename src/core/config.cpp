@@ -49,21 +49,29 @@ bool parse_choice(const char* var, const char* const (&names)[N], const E (&valu
 
 const char* name(schedule_policy p) {
   switch (p) {
-    case schedule_policy::depth: return "depth";
-    case schedule_policy::fifo: return "fifo";
-    case schedule_policy::priority: return "priority";
+    case schedule_policy::depth:
+      return "depth";
+    case schedule_policy::fifo:
+      return "fifo";
+    case schedule_policy::priority:
+      return "priority";
   }
   return "?";
 }
 const char* name(steal_policy p) {
   switch (p) {
-    case steal_policy::random: return "random";
-    case steal_policy::history: return "history";
-    case steal_policy::hybrid: return "hybrid";
+    case steal_policy::random:
+      return "random";
+    case steal_policy::history:
+      return "history";
+    case steal_policy::hybrid:
+      return "hybrid";
   }
   return "?";
 }
-const char* name(wait_policy p) { return p == wait_policy::active ? "active" : "passive"; }
+const char* name(wait_policy p) {
+  return p == wait_policy::active ? "active" : "passive";
+}
 const char* name(gang_policy p) {
   return p == gang_policy::off ? "off" : p == gang_policy::nested ? "nested" : "all";
 }
@@ -77,9 +85,12 @@ bool parse_size(const char* variable, std::size_t& out, std::string& error) {
   errno = 0;
   unsigned long long n = std::strtoull(text, &end, 10);
   unsigned long long unit = 1;
-  if (end && (*end == 'k' || *end == 'K')) unit = 1024, ++end;
-  else if (end && (*end == 'm' || *end == 'M')) unit = 1024 * 1024, ++end;
-  else if (end && (*end == 'g' || *end == 'G')) unit = 1024ull * 1024 * 1024, ++end;
+  if (end && (*end == 'k' || *end == 'K'))
+    unit = 1024, ++end;
+  else if (end && (*end == 'm' || *end == 'M'))
+    unit = 1024 * 1024, ++end;
+  else if (end && (*end == 'g' || *end == 'G'))
+    unit = 1024ull * 1024 * 1024, ++end;
   if (errno || end == text || *end || n == 0 || n > (~0ull >> 2) / unit) {
     error = std::string(variable) + "='" + text + "' is not a size (bytes, or a number with K, M or G)";
     return false;
@@ -148,9 +159,12 @@ bool config::from_environment(config& c, std::string& error) {
     static const bool values[] = {true, false};
     if (!parse_choice("WEFT_GRAPH_ON_CHANGE", names, values, c.graph_rerecord, error)) return false;
   }
-  v = c.graph_inline;
-  if (!parse_int("WEFT_GRAPH_INLINE", 0, 1, v, error)) return false;
-  c.graph_inline = v != 0;
+  {
+    static const char* const names[] = {"auto", "1", "0"};
+    static const config::inline_mode values[] = {config::inline_mode::automatic, config::inline_mode::always,
+                                                 config::inline_mode::never};
+    if (!parse_choice("WEFT_GRAPH_INLINE", names, values, c.graph_inline, error)) return false;
+  }
   v = 0;
   if (!parse_int("WEFT_DISPLAY_ENV", 0, 1, v, error)) return false;
   c.display_env = v != 0;
@@ -176,7 +190,11 @@ std::string config::describe() const {
      << (graph_lookahead ? std::to_string(graph_lookahead) : std::string("auto (per graph)")) << "\n"
      << "  WEFT_GRAPH_POLICY=" << (graph_iteration_priority ? "iteration" : "successor") << "\n"
      << "  WEFT_GRAPH_ON_CHANGE=" << (graph_rerecord ? "rerecord" : "error") << "\n"
-     << "  WEFT_GRAPH_INLINE=" << (graph_inline ? 1 : 0) << "\n"
+     << "  WEFT_GRAPH_INLINE="
+     << (graph_inline == inline_mode::automatic ? "auto"
+         : graph_inline == inline_mode::always  ? "1"
+                                                : "0")
+     << "\n"
      << "  WEFT_TRACE=" << (trace_path.empty() ? std::string("(off)") : trace_path) << "\n"
      << "  WEFT_TRACE_BUFFER=" << trace_buffer << " bytes per worker\n"
      << "  WEFT_TRACE_COUNTERS=" << (trace_counters.empty() ? std::string("(none)") : trace_counters) << "\n";

@@ -14,27 +14,30 @@ enum class wait_policy { active, passive };
 enum class gang_policy { off, nested, all };
 
 struct config {
-  int num_workers = 0;            // 0: one per core of the affinity mask
-  bool bind_cores = true;         // WEFT_BIND=core|none
+  int num_workers = 0;     // 0: one per core of the affinity mask
+  bool bind_cores = true;  // WEFT_BIND=core|none
   schedule_policy schedule = schedule_policy::depth;
   steal_policy steal = steal_policy::hybrid;
   wait_policy wait = wait_policy::passive;
   gang_policy gang = gang_policy::nested;  // WEFT_GANG=off|nested|all
   int max_priority = 8;
-  std::int64_t max_tasks = 0;     // 0: default computed from the worker count
-  std::int64_t max_ready = 0;     // per producer; 0: default
+  std::int64_t max_tasks = 0;  // 0: default computed from the worker count
+  std::int64_t max_ready = 0;  // per producer; 0: default
   bool display_env = false;
-  std::size_t stack_size = 0;     // WEFT_STACKSIZE: worker thread and fiber stacks (bytes; K/M/G suffixes)
-  int watchdog_seconds = 0;       // WEFT_WATCHDOG: report when nothing progressed this long (0: off)
+  std::size_t stack_size = 0;  // WEFT_STACKSIZE: worker thread and fiber stacks (bytes; K/M/G suffixes)
+  int watchdog_seconds = 0;    // WEFT_WATCHDOG: report when nothing progressed this long (0: off)
   // Persistent graphs' defaults (weft_graph_options_t fields left at 0).
-  int graph_lookahead = 0;        // WEFT_GRAPH_LOOKAHEAD: rounds the producer runs ahead, 1..6 (0: per graph)
+  int graph_lookahead = 0;                // WEFT_GRAPH_LOOKAHEAD: rounds the producer runs ahead, 1..6 (0: per graph)
   bool graph_iteration_priority = false;  // WEFT_GRAPH_POLICY=successor|iteration
-  bool graph_rerecord = true;     // WEFT_GRAPH_ON_CHANGE=rerecord|error
-  bool graph_inline = true;               // WEFT_GRAPH_INLINE=1|0: a gang of one runs replayed tasks in order
+  bool graph_rerecord = true;             // WEFT_GRAPH_ON_CHANGE=rerecord|error
+  // WEFT_GRAPH_INLINE=auto|1|0: whether a gang of one runs replayed tasks in recorded order (auto:
+  // when the recording's tasks were short, see finish_recording).
+  enum class inline_mode { never, automatic, always };
+  inline_mode graph_inline = inline_mode::automatic;
   // Tracing (docs/trace-format.md): the file, the buffer of each worker, the hardware counters.
-  std::string trace_path;         // WEFT_TRACE: empty when off
+  std::string trace_path;                            // WEFT_TRACE: empty when off
   std::size_t trace_buffer = std::size_t{64} << 20;  // WEFT_TRACE_BUFFER (bytes; K/M/G suffixes)
-  std::string trace_counters;     // WEFT_TRACE_COUNTERS: PAPI event names, comma-separated
+  std::string trace_counters;                        // WEFT_TRACE_COUNTERS: PAPI event names, comma-separated
 
   // Parses WEFT_* variables. On a malformed value, error names the variable and what it accepts.
   static bool from_environment(config& out, std::string& error);

@@ -2,6 +2,7 @@
 #include "core/graph.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstddef>
 #include <cstdio>
@@ -42,7 +43,9 @@ struct address_state {
 // round. In re-execute mode every task does: the producer writes its arguments first. A taskiter
 // round only needs its roots guarded (the tasks without a predecessor in the round): every other
 // task follows a root through the round's edges.
-inline bool guarded_in_full_round(const graph& g, const graph_node& node) { return !g.taskiter || node.round_preds == 0; }
+inline bool guarded_in_full_round(const graph& g, const graph_node& node) {
+  return !g.taskiter || node.round_preds == 0;
+}
 
 // The steady round's values (see graph_node::armed_preds).
 void set_armed(const graph& g, graph_node& node) {
@@ -265,7 +268,8 @@ inline void rewind_accesses(const graph& g, task* t, const graph_node& node) {
 inline void arm_instance(const graph& g, task* t, const graph_node& node, long r) {
   std::int32_t preds = node.armed_preds;
   if (r < 2 || r == g.partial_round) [[unlikely]]
-    preds = node.round_preds + (r >= 2 ? node.cyclic_preds : 0) + (guarded(g, node, t->replay.node, r) ? creation_guard : 0);
+    preds = node.round_preds + (r >= 2 ? node.cyclic_preds : 0) +
+            (guarded(g, node, t->replay.node, r) ? creation_guard : 0);
   t->preds.store(preds, std::memory_order_relaxed);
   t->priority = node.armed_priority;
   t->flags = node.armed_flags;
@@ -362,8 +366,9 @@ void compute_levels(graph& g) {
   const int top = path ? 1 : instance->cfg.max_priority;
   for (std::uint32_t v = g.size(); v-- > 0;) {
     graph_node& node = g.nodes[v];
-    bool marked = mode == WEFT_PRIORITY_DETECT ? std::atomic_ref<std::uint8_t>(node.send).load(std::memory_order_relaxed) != 0
-                                               : node.priority > 0;
+    bool marked = mode == WEFT_PRIORITY_DETECT
+                      ? std::atomic_ref<std::uint8_t>(node.send).load(std::memory_order_relaxed) != 0
+                      : node.priority > 0;
     int level = 0;
     if (marked) {
       level = top;
@@ -497,11 +502,18 @@ worker& end_record_group(worker& w, graph& g) {
   return *worker_after_switch();
 }
 
+std::uint64_t monotonic_ns() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
 void start_recording(worker& producer, graph& g) {
   worker& w = end_record_group(producer, g);
   taskgroup_begin(w);
   g.record_group = true;
   g.state = graph::phase::recording;
+  g.record_began_ns = monotonic_ns();
   g.nodes.clear();
   g.accesses.clear();
   g.recorded_args.clear();
@@ -518,7 +530,9 @@ void start_recording(worker& producer, graph& g) {
 }
 
 // The recorded function's symbol (trace/names.hpp), or its address.
-std::string describe_fn(weft_task_fn fn) { return trace::symbolizer().name_of(reinterpret_cast<const void*>(fn)); }
+std::string describe_fn(weft_task_fn fn) {
+  return trace::symbolizer().name_of(reinterpret_cast<const void*>(fn));
+}
 
 // The iteration being created differs from the recording at recorded task v. Never replays past
 // it: everything opened so far finishes first, then the rest runs as ordinary tasks (recorded again
@@ -526,12 +540,12 @@ std::string describe_fn(weft_task_fn fn) { return trace::symbolizer().name_of(re
 int changed(worker& w, graph& g, std::uint32_t v, const char* what) {
   weft_task_fn fn = v < g.size() ? g.nodes[v].fn : nullptr;
   if (!g.rerecord || instance->cfg.display_env)
-    std::fprintf(stderr,
-                 "weft: persistent graph: iteration %ld differs from its recording at task %u (recorded "
-                 "function %s): %s; %s\n",
-                 g.iteration, v, fn ? describe_fn(fn).c_str() : "none", what,
-                 g.rerecord ? "recording it again from the next iteration"
-                            : "replaying stops (WEFT_GRAPH_ON_CHANGE=error)");
+    std::fprintf(
+        stderr,
+        "weft: persistent graph: iteration %ld differs from its recording at task %u (recorded "
+        "function %s): %s; %s\n",
+        g.iteration, v, fn ? describe_fn(fn).c_str() : "none", what,
+        g.rerecord ? "recording it again from the next iteration" : "replaying stops (WEFT_GRAPH_ON_CHANGE=error)");
   // The opened instances not run yet go to the scheduler before the drain waits for them (its wait
   // would also do it when it parks: this does not depend on how it waits).
   if (w.inline_graph == &g) graph_leave_inline(w, false);
@@ -549,6 +563,8 @@ int changed(worker& w, graph& g, std::uint32_t v, const char* what) {
 // more, and memory-bound ones lose locality with more (Jacobi, 512 tasks a round, 8% slower at 4
 // on 2 workers). docs/perf-history.md, 2026-11-26.
 inline constexpr std::uint64_t auto_slack_tasks = 40;
+// Rounds whose recorded tasks took this long on average run through the scheduler (finish_recording).
+inline constexpr std::uint64_t inline_task_ns = 20000;
 int auto_lookahead(std::uint32_t round_size, int gang_size) {
   for (int lookahead = 2; lookahead < max_graph_window - 2; ++lookahead)
     if (std::uint64_t(lookahead + 1) * round_size >= auto_slack_tasks * std::uint64_t(gang_size)) return lookahead;
@@ -576,7 +592,18 @@ void finish_recording(worker& producer, graph& g) {
   // The window changes only here, where no array of the previous recording is in use (drained).
   if (g.lookahead == 0) g.window = auto_lookahead(g.size(), w.crew ? w.crew->size() : 1) + 2;
   g.defer_gang = w.crew && w.crew->size() == 1 ? w.crew : nullptr;
-  g.inline_rounds = g.defer_gang && instance->cfg.graph_inline &&
+  // Running rounds inline saves about 180 instructions per task (a. 50 ns), and gives up the
+  // scheduler's depth-first order along chains of tasks across rounds, which keeps what a chain
+  // reads in cache: a matvec's blocks of A were fetched again every round instead of once per
+  // burst of rounds (cachegrind, 8 MiB last level: 10.8M misses against 2.8M). So only rounds of
+  // short tasks run inline by default: under inline_task_ns a task on average in the recording
+  // (which first touches and cold caches make longer than the rounds after it), where the saving
+  // may still be worth 0.25% or more (WEFT_GRAPH_INLINE=1: always, 0: never).
+  const std::uint64_t mean_task_ns = (monotonic_ns() - g.record_began_ns) / std::max<std::uint32_t>(1, g.size());
+  const auto mode = instance->cfg.graph_inline;
+  g.inline_rounds = g.defer_gang &&
+                    (mode == config::inline_mode::always ||
+                     (mode == config::inline_mode::automatic && mean_task_ns < inline_task_ns)) &&
                     std::none_of(g.nodes.begin(), g.nodes.end(), [](const graph_node& n) { return n.priority > 0; });
   g.inline_running = false;
   if (g.inline_rounds && !g.taskiter) {
@@ -631,7 +658,8 @@ int settings(graph& g, const weft_graph_options_t* o) {
   g.taskiter = o->mode == WEFT_GRAPH_TASKITER || o->mode == WEFT_GRAPH_DISTRIBUTED;
   g.unroll = o->unroll > 1 ? o->unroll : 1;
   if (g.taskiter) {
-    if (o->iterations == -1 ? !o->condition : o->iterations < 1) return bad("iterations (>= 1, or -1 with a condition)");
+    if (o->iterations == -1 ? !o->condition : o->iterations < 1)
+      return bad("iterations (>= 1, or -1 with a condition)");
     g.iterations = o->iterations;
     g.condition = o->condition;
     g.condition_arg = o->condition_arg;
@@ -954,7 +982,8 @@ int graph_iteration(worker& w) {
       if (g->taskiter) {
         --g->sub;
         --g->iteration;
-        std::fprintf(stderr, "weft_graph_iteration: a taskiter graph records %d iteration(s); weft_graph_end runs the rest\n",
+        std::fprintf(stderr,
+                     "weft_graph_iteration: a taskiter graph records %d iteration(s); weft_graph_end runs the rest\n",
                      g->unroll);
         return WEFT_ERR_GRAPH_STATE;
       }
@@ -982,7 +1011,8 @@ int graph_iteration(worker& w) {
         return WEFT_OK;
       }
       --g->iteration;
-      std::fprintf(stderr, "weft_graph_iteration: a distributed graph records %d iteration(s); weft_graph_end runs the rest\n",
+      std::fprintf(stderr,
+                   "weft_graph_iteration: a distributed graph records %d iteration(s); weft_graph_end runs the rest\n",
                    g->unroll);
       return WEFT_ERR_GRAPH_STATE;
   }
@@ -1031,8 +1061,9 @@ namespace {
   if (g.state == graph::phase::recording) {
     if (flags & WEFT_TASK_UNDEFERRED) {
       // Its creator waits for it: no replay can keep that promise without a wait per iteration.
-      std::fprintf(stderr, "weft: persistent graph: iteration %ld creates an undeferred task; the loop runs as ordinary tasks\n",
-                   g.iteration);
+      std::fprintf(
+          stderr, "weft: persistent graph: iteration %ld creates an undeferred task; the loop runs as ordinary tasks\n",
+          g.iteration);
       drain(end_record_group(w, g), g);
       g.state = graph::phase::plain;
       g.rerecord = false;
@@ -1040,8 +1071,10 @@ namespace {
     return nullptr;
   }
   if (g.state == graph::phase::capturing && (flags & WEFT_TASK_UNDEFERRED)) {
-    std::fprintf(stderr, "weft: distributed graph: iteration %ld creates an undeferred task; refused (its creator "
-                 "would wait for it on every rank)\n", g.iteration);
+    std::fprintf(stderr,
+                 "weft: distributed graph: iteration %ld creates an undeferred task; refused (its creator "
+                 "would wait for it on every rank)\n",
+                 g.iteration);
     status = WEFT_ERR_INVALID_ARGUMENT;
     return nullptr;
   }
@@ -1132,7 +1165,7 @@ namespace {
   }
   int status = WEFT_OK;
   if (replaying) {
-    const char* what = !in_order                        ? "a task submitted before one created earlier"
+    const char* what = !in_order                      ? "a task submitted before one created earlier"
                        : matched != node.access_count ? "another number of accesses"
                                                       : "other accesses";
     status = changed(w, g, t->replay.node, what);
@@ -1160,8 +1193,8 @@ int graph_submit(worker& w, task* t) {
     graph& g = *t->replay.owner_graph;
     // Every recorded access matched, in order, and no other; submitted in creation order; the
     // graph still replaying.
-    if (t->replay.accesses_left == 0 && t->replay.node == g.opened_in_round &&
-        g.state == graph::phase::replaying) [[likely]] {
+    if (t->replay.accesses_left == 0 && t->replay.node == g.opened_in_round && g.state == graph::phase::replaying)
+        [[likely]] {
       open(w, g, t);
       return WEFT_OK;
     }

@@ -87,7 +87,7 @@ struct graph {
   const gang* defer_gang = nullptr;
   std::uint16_t trace_serial = 0;
   const weft_graph_layer_t* layer = nullptr;  // capturing: the layer and what its open() gave
-  void* layer_state = nullptr;  // names this recording in a trace (graph_instance.d, graph_edge.a)
+  void* layer_state = nullptr;                // names this recording in a trace (graph_instance.d, graph_edge.a)
 
   // The recording.
   std::vector<graph_node> nodes;
@@ -129,6 +129,7 @@ struct graph {
   // inline_count: the taskiter round's tasks.
   bool inline_rounds = false;
   bool inline_running = false;
+  std::uint64_t record_began_ns = 0;  // the recording's start: its mean task time decides inline_rounds
   long inline_round = 0;
   std::uint32_t inline_node = 0, inline_count = 0;
   // The producer is stuck under an inline task that blocked, and what that task waits for may be in

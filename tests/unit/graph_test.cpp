@@ -155,7 +155,7 @@ constexpr weft_task_fn fnA = &rbody<31>;
 constexpr weft_task_fn fnB = &rbody<37>;
 
 struct acc_spec {
-  int sel;   // array (before pointer swapping)
+  int sel;  // array (before pointer swapping)
   int cell;
   int type;  // weft_dep_type
 };
@@ -166,7 +166,7 @@ struct tspec {
   int id = 0;
   std::vector<acc_spec> accs;
   int64_t value = 0;
-  int swap = 0;        // 1: array = (sel + swap_parity) % 2
+  int swap = 0;  // 1: array = (sel + swap_parity) % 2
   int parity = 0;
   unsigned flags = 0;
   bool big_args = false;
@@ -272,7 +272,7 @@ std::string describe_options(const weft_graph_options_t& o) {
   std::ostringstream s;
   s << (o.mode == WEFT_GRAPH_TASKITER ? "taskiter" : "reexecute") << " unroll=" << o.unroll
     << " iterations=" << o.iterations << " policy="
-    << (o.policy == WEFT_GRAPH_ITERATION_PRIORITY ? "iteration_priority"
+    << (o.policy == WEFT_GRAPH_ITERATION_PRIORITY    ? "iteration_priority"
         : o.policy == WEFT_GRAPH_IMMEDIATE_SUCCESSOR ? "immediate_successor"
                                                      : "default")
     << " lookahead=" << o.lookahead << " barrier=" << o.barrier << " on_change=" << o.on_change;
@@ -688,8 +688,8 @@ TEST_P(Graph, ArgumentUpdatesSeenEveryIteration) {
   for (int k = 0; k < positions; ++k) {
     std::vector<int64_t> want;
     for (int it = 0; it < n; ++it) want.push_back(it * 100 + k);
-    EXPECT_EQ(logs[static_cast<size_t>(k)], want) << "task position " << k
-                                                  << ": argument values seen, in execution order";
+    EXPECT_EQ(logs[static_cast<size_t>(k)], want)
+        << "task position " << k << ": argument values seen, in execution order";
   }
   weft_stats_t s = weft_test::stats();
   EXPECT_EQ(s.graph_recordings, 1u);
@@ -702,9 +702,9 @@ TEST_P(Graph, StatsCountReplayedTasksExactly) {
   struct variant {
     int mode, unroll, iterations;
   };
-  for (variant v : {variant{WEFT_GRAPH_REEXECUTE, 1, 10}, variant{WEFT_GRAPH_REEXECUTE, 2, 10},
-                    variant{WEFT_GRAPH_TASKITER, 1, 10}, variant{WEFT_GRAPH_TASKITER, 2, 10},
-                    variant{WEFT_GRAPH_TASKITER, 2, 9}}) {
+  for (variant v :
+       {variant{WEFT_GRAPH_REEXECUTE, 1, 10}, variant{WEFT_GRAPH_REEXECUTE, 2, 10}, variant{WEFT_GRAPH_TASKITER, 1, 10},
+        variant{WEFT_GRAPH_TASKITER, 2, 10}, variant{WEFT_GRAPH_TASKITER, 2, 9}}) {
     ASSERT_EQ(weft_reset_stats(), WEFT_OK);
     weft_graph_options_t o = default_options();
     o.mode = v.mode;
@@ -857,13 +857,11 @@ TEST_P(GraphNoBarrier, NextIterationStartsBeforePreviousEnds) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Configs, GraphNoBarrier,
-                         ::testing::Combine(::testing::Values(1, 2),
-                                            ::testing::Values(WEFT_GRAPH_IMMEDIATE_SUCCESSOR,
-                                                              WEFT_GRAPH_ITERATION_PRIORITY)),
+                         ::testing::Combine(::testing::Values(1, 2), ::testing::Values(WEFT_GRAPH_IMMEDIATE_SUCCESSOR,
+                                                                                       WEFT_GRAPH_ITERATION_PRIORITY)),
                          [](const ::testing::TestParamInfo<std::tuple<int, int>>& info) {
                            return "w" + std::to_string(std::get<0>(info.param)) +
-                                  (std::get<1>(info.param) == WEFT_GRAPH_ITERATION_PRIORITY ? "_iterprio"
-                                                                                            : "_immsucc");
+                                  (std::get<1>(info.param) == WEFT_GRAPH_ITERATION_PRIORITY ? "_iterprio" : "_immsucc");
                          });
 
 // =================================================================================================
@@ -903,7 +901,8 @@ void il_body(void* p) {
   const int fulfils = s.special + (s.next_round ? 1 : 0);  // the round whose T5 fulfils the event
   if (a->id == kIlBlocker && k == s.special) {
     int rc = s.bind ? weft_event_bind(s.events[k]) : weft_event_wait(s.events[k]);
-    if (rc != WEFT_OK) s.errors.add(std::string(s.bind ? "weft_event_bind" : "weft_event_wait") + ": " + status_name(rc));
+    if (rc != WEFT_OK)
+      s.errors.add(std::string(s.bind ? "weft_event_bind" : "weft_event_wait") + ": " + status_name(rc));
   }
   if (a->id == kIlWaiter && k == s.special && s.runs[kIlFulfiller].load() <= fulfils)
     s.errors.add("round " + std::to_string(k) + ": T3 ran before T2 completed (T5 had not fulfilled its event)");
@@ -919,7 +918,9 @@ class GraphInline : public ::testing::TestWithParam<std::tuple<int, bool, bool>>
 
 TEST_P(GraphInline, BlockingTaskHandsItsRoundToTheScheduler) {
   const auto [workers, bind, next_round] = GetParam();
-  weft_test::runtime_config rt({{"WEFT_NUM_THREADS", std::to_string(workers)}});
+  // Inline whatever the tasks' length (by default a recording whose tasks waited long runs the
+  // general way).
+  weft_test::runtime_config rt({{"WEFT_NUM_THREADS", std::to_string(workers)}, {"WEFT_GRAPH_INLINE", "1"}});
   ASSERT_TRUE(rt.ok());
   weft_test::watchdog dog("GraphInline", 30);
   const int n = 8;
@@ -973,6 +974,59 @@ INSTANTIATE_TEST_SUITE_P(Configs, GraphInline,
                                   (std::get<1>(info.param) ? "_bind" : "_wait") +
                                   (std::get<2>(info.param) ? "_next_round" : "_same_round");
                          });
+
+// One worker, two chains of long tasks (A: inout a, B: inout b), taskiter. By default rounds whose
+// recorded tasks were long run through the scheduler, which follows each chain into the next
+// round depth first (what a chain reads stays in cache), so some A_k runs right before A_k+1. Run
+// inline (WEFT_GRAPH_INLINE=1) the rounds go strictly in recorded order: A_k B_k A_k+1 ...
+struct chain_log {
+  std::vector<int> order;  // 2 * iteration + chain, in the order the bodies ran
+  int iteration[2] = {0, 0};
+};
+struct chain_args {
+  chain_log* log;
+  int chain;
+};
+void chain_body(void* p) {
+  auto* a = static_cast<chain_args*>(p);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(100);
+  while (std::chrono::steady_clock::now() < until) {
+  }
+  a->log->order.push_back(2 * a->log->iteration[a->chain]++ + a->chain);
+}
+bool some_chain_runs_on(const std::vector<int>& order, int from) {
+  for (std::size_t i = static_cast<std::size_t>(from) + 1; i < order.size(); ++i)
+    if (order[i] == order[i - 1] + 2) return true;  // the same chain's next iteration, right after
+  return false;
+}
+
+TEST(GraphInlineChoice, LongTasksFollowTheirChainsAcrossRounds) {
+  for (const char* mode : {"auto", "1"}) {
+    weft_test::runtime_config rt({{"WEFT_NUM_THREADS", "1"}, {"WEFT_GRAPH_INLINE", mode}});
+    ASSERT_TRUE(rt.ok());
+    chain_log log;
+    long cells[2] = {0, 0};
+    weft_graph_options_t o = default_options();
+    o.mode = WEFT_GRAPH_TASKITER;
+    o.iterations = 12;
+    ASSERT_EQ(weft_graph_begin_with(&o), WEFT_OK);
+    ASSERT_EQ(weft_graph_iteration(), WEFT_OK);
+    for (int c = 0; c < 2; ++c) {
+      chain_args a{&log, c};
+      weft_task_t* t = weft_task_create(&chain_body, &a, sizeof a, 0);
+      ASSERT_NE(t, nullptr);
+      ASSERT_EQ(weft_task_depend(t, WEFT_DEP_INOUT, &cells[c], sizeof(long)), WEFT_OK);
+      ASSERT_EQ(weft_task_submit(t), WEFT_OK);
+    }
+    ASSERT_EQ(weft_graph_end(), WEFT_OK);
+    ASSERT_EQ(log.order.size(), 24u);
+    // Past the recorded round (its two tasks ran as ordinary ones).
+    if (std::string(mode) == "auto")
+      EXPECT_TRUE(some_chain_runs_on(log.order, 2)) << "replayed long tasks ran round after round, in recorded order";
+    else
+      EXPECT_FALSE(some_chain_runs_on(log.order, 2)) << "WEFT_GRAPH_INLINE=1 must run rounds in recorded order";
+  }
+}
 
 // =================================================================================================
 // 4. Lookahead bound
@@ -1045,14 +1099,14 @@ TEST_P(GraphLookahead, ProducerWaitsForOldRounds) {
           if ((!d || !cd) && violations.size() < 10)
             violations.push_back("after weft_graph_iteration() returned for iteration " + std::to_string(k) +
                                  " (lookahead " + std::to_string(L) + "): task " + std::to_string(i) +
-                                 " of iteration " + std::to_string(j) + (d ? " ran, but its child has not finished" : " has not finished"));
+                                 " of iteration " + std::to_string(j) +
+                                 (d ? " ran, but its child has not finished" : " has not finished"));
         }
       // How far ahead the producer is (information only).
       int oldest_unfinished = k;
       for (int j = 0; j < k; ++j) {
         bool all = true;
-        for (int i = 0; i < kLaTasks; ++i)
-          all = all && st->done[j][i].load() && st->child_done[j][i].load();
+        for (int i = 0; i < kLaTasks; ++i) all = all && st->done[j][i].load() && st->child_done[j][i].load();
         if (!all) {
           oldest_unfinished = j;
           break;
@@ -1082,8 +1136,7 @@ TEST_P(GraphLookahead, ProducerWaitsForOldRounds) {
       return true;
     };
     auto t0 = std::chrono::steady_clock::now();
-    while (!all_children_done() && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20))
-      weft_taskyield();
+    while (!all_children_done() && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20)) weft_taskyield();
     dog.step(where + "checks");
     std::string all;
     for (auto& v : violations) all += "  " + v + "\n";
@@ -1093,8 +1146,8 @@ TEST_P(GraphLookahead, ProducerWaitsForOldRounds) {
         EXPECT_EQ(st->child_done[j][i].load(), 1)
             << "20 s after weft_graph_end: child of task " << i << " of iteration " << j << " has not finished";
     for (int i = 0; i < kLaTasks; ++i) EXPECT_EQ(st->cell[i], kLaIterations * (kLaIterations - 1) / 2);
-    std::printf("[ info     ] workers %d lookahead %d policy %d: producer ran up to %d iterations ahead\n", workers,
-                L, policy, max_lag);
+    std::printf("[ info     ] workers %d lookahead %d policy %d: producer ran up to %d iterations ahead\n", workers, L,
+                policy, max_lag);
     // One worker runs no task while the producer creates rounds 1..L (none of them waits), so it
     // reaches the bound: a lookahead chosen per graph above the fixed default of 2 shows here.
     if (la == 0 && workers == 1) {
@@ -1108,23 +1161,25 @@ INSTANTIATE_TEST_SUITE_P(Configs, GraphLookahead,
                          [](const ::testing::TestParamInfo<std::tuple<int, int>>& info) {
                            int la = std::get<1>(info.param);
                            return "w" + std::to_string(std::get<0>(info.param)) +
-                                  (la < 0 ? "_env" + std::to_string(-la) : la ? "_L" + std::to_string(la) : std::string("_auto"));
+                                  (la < 0 ? "_env" + std::to_string(-la)
+                                   : la   ? "_L" + std::to_string(la)
+                                          : std::string("_auto"));
                          });
 
 // =================================================================================================
 // 5. Structure changes
 // =================================================================================================
 enum class change {
-  function,       // t2 runs fnA instead of fnB                -> create fails
-  address,        // t1 reads c4 instead of c2                 -> submit fails
-  type,           // t1 accesses c2 inout instead of in        -> submit fails
-  more_access,    // t3 also reads c1                          -> submit fails
-  fewer_access,   // t3 does not read c2                       -> submit fails
-  more_tasks,     // a fifth task                              -> create fails
-  fewer_tasks,    // no t3                                     -> next weft_graph_iteration fails
-  fewer_last,     // no t3 in the last iteration               -> weft_graph_end fails
-  flags,          // t1 created WEFT_TASK_TIED: not a change (tied is honoured per iteration); unused
-  args_size,      // t2 with a bigger argument block           -> create fails
+  function,      // t2 runs fnA instead of fnB                -> create fails
+  address,       // t1 reads c4 instead of c2                 -> submit fails
+  type,          // t1 accesses c2 inout instead of in        -> submit fails
+  more_access,   // t3 also reads c1                          -> submit fails
+  fewer_access,  // t3 does not read c2                       -> submit fails
+  more_tasks,    // a fifth task                              -> create fails
+  fewer_tasks,   // no t3                                     -> next weft_graph_iteration fails
+  fewer_last,    // no t3 in the last iteration               -> weft_graph_end fails
+  flags,         // t1 created WEFT_TASK_TIED: not a change (tied is honoured per iteration); unused
+  args_size,     // t2 with a bigger argument block           -> create fails
 };
 const char* change_name(change c) {
   switch (c) {
@@ -1235,8 +1290,8 @@ fail_point expected_fail_point(change c) {
 
 struct change_param {
   change what;
-  bool error_mode;   // WEFT_GRAPH_ERROR (else rerecord)
-  bool from_env;     // through WEFT_GRAPH_ON_CHANGE instead of the options
+  bool error_mode;  // WEFT_GRAPH_ERROR (else rerecord)
+  bool from_env;    // through WEFT_GRAPH_ON_CHANGE instead of the options
   int workers;
 };
 std::string change_param_name(const change_param& p) {
@@ -1351,13 +1406,11 @@ TEST_P(GraphChange, DetectedAndHandled) {
       << "\n--- stderr ---\n"
       << err_text;
 
-  EXPECT_TRUE(unexpected.empty()) << ctx << ": calls failed:\n  "
-                                  << [&] {
-                                       std::string s;
-                                       for (auto& u : unexpected) s += u + "\n  ";
-                                       return s;
-                                     }()
-                                  << rcs.str();
+  EXPECT_TRUE(unexpected.empty()) << ctx << ": calls failed:\n  " << [&] {
+    std::string s;
+    for (auto& u : unexpected) s += u + "\n  ";
+    return s;
+  }() << rcs.str();
   EXPECT_GT(st.graph_replayed, 0u) << ctx << ": iterations 1.." << at - 1 << " should have been replayed";
 
   if (!p.error_mode) {
@@ -1368,11 +1421,12 @@ TEST_P(GraphChange, DetectedAndHandled) {
     }
     EXPECT_EQ(end_rc, WEFT_OK) << ctx << ": " << status_name(end_rc);
     EXPECT_EQ(compare_cells(got, *ref_all), "") << ctx << ": results differ from the sequential execution\n"
-                                               << rcs.str();
+                                                << rcs.str();
     if (p.what != change::fewer_last) {
       EXPECT_EQ(st.graph_recordings, 2u) << ctx << ": one recording, then one more after the change";
     } else {
-      EXPECT_EQ(st.graph_recordings, 1u) << ctx << ": the change is seen by weft_graph_end: no iteration to record again";
+      EXPECT_EQ(st.graph_recordings, 1u) << ctx
+                                         << ": the change is seen by weft_graph_end: no iteration to record again";
     }
     return;
   }
@@ -1382,8 +1436,8 @@ TEST_P(GraphChange, DetectedAndHandled) {
   bool changed_task_submitted_ambiguous = false;
   switch (fp) {
     case fail_point::create:
-      EXPECT_FALSE(changed_result.created) << ctx << ": weft_task_create of the changed task should return NULL ("
-                                           << changed_result.describe() << ")";
+      EXPECT_FALSE(changed_result.created)
+          << ctx << ": weft_task_create of the changed task should return NULL (" << changed_result.describe() << ")";
       if (!changed_result.created) {
         EXPECT_EQ(changed_result.create_error, WEFT_ERR_GRAPH_CHANGED) << ctx << ": weft_last_error()";
       }
@@ -1403,7 +1457,8 @@ TEST_P(GraphChange, DetectedAndHandled) {
       break;
   }
   for (int it = 0; it <= at; ++it)
-    EXPECT_EQ(iteration_rc[it], WEFT_OK) << ctx << ": weft_graph_iteration at iteration " << it << " (before the change)";
+    EXPECT_EQ(iteration_rc[it], WEFT_OK) << ctx << ": weft_graph_iteration at iteration " << it
+                                         << " (before the change)";
   for (int it = at + (fp == fail_point::iteration ? 2 : 1); it < kChangeIterations; ++it)
     EXPECT_TRUE(iteration_rc[it] == WEFT_OK || iteration_rc[it] == WEFT_ERR_GRAPH_CHANGED)
         << ctx << ": weft_graph_iteration at iteration " << it << " returned " << status_name(iteration_rc[it]);
@@ -1413,7 +1468,7 @@ TEST_P(GraphChange, DetectedAndHandled) {
   if (fp == fail_point::create && changed_result.ok()) {
     // The change went unnoticed: then at least the results must be those of the whole program.
     EXPECT_EQ(compare_cells(got, *ref_all), "") << ctx << ": results differ from the sequential execution\n"
-                                               << rcs.str();
+                                                << rcs.str();
   } else if (fp == fail_point::create) {
     EXPECT_EQ(compare_cells(got, *ref_without), "")
         << ctx << ": results differ from the sequential execution without the task whose create failed\n"
@@ -1432,16 +1487,16 @@ TEST_P(GraphChange, DetectedAndHandled) {
                                                    : "did not run");
   } else {
     EXPECT_EQ(compare_cells(got, *ref_all), "") << ctx << ": results differ from the sequential execution\n"
-                                               << rcs.str();
+                                                << rcs.str();
   }
   EXPECT_EQ(st.graph_recordings, 1u) << ctx << ": error mode does not record again";
 
   // The message names the iteration (the loop index, counted from 0) and the task. (Only checked
   // when some call reported the change: an undetected change has failed above already.)
-  const bool reported = end_rc == WEFT_ERR_GRAPH_CHANGED || changed_result.create_error == WEFT_ERR_GRAPH_CHANGED ||
-                        changed_result.submit_rc == WEFT_ERR_GRAPH_CHANGED ||
-                        std::find(std::begin(iteration_rc), std::end(iteration_rc), WEFT_ERR_GRAPH_CHANGED) !=
-                            std::end(iteration_rc);
+  const bool reported =
+      end_rc == WEFT_ERR_GRAPH_CHANGED || changed_result.create_error == WEFT_ERR_GRAPH_CHANGED ||
+      changed_result.submit_rc == WEFT_ERR_GRAPH_CHANGED ||
+      std::find(std::begin(iteration_rc), std::end(iteration_rc), WEFT_ERR_GRAPH_CHANGED) != std::end(iteration_rc);
   if (!reported) return;
   // The number as a word of its own (not a digit of another number).
   auto names_number = [](const std::string& text, int n) {
@@ -1458,9 +1513,7 @@ TEST_P(GraphChange, DetectedAndHandled) {
   for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   EXPECT_NE(lower.find("iteration"), std::string::npos) << ctx << ": stderr does not mention the iteration:\n"
                                                         << err_text;
-  EXPECT_TRUE(names_number(err_text, at))
-      << ctx << ": stderr does not name iteration " << at << ":\n"
-      << err_text;
+  EXPECT_TRUE(names_number(err_text, at)) << ctx << ": stderr does not name iteration " << at << ":\n" << err_text;
   EXPECT_NE(lower.find("task"), std::string::npos) << ctx << ": stderr does not mention the task:\n" << err_text;
 }
 
@@ -1570,8 +1623,8 @@ TEST_P(Graph, LargeArgumentBlocks) {
         }
       }
       ASSERT_EQ(weft_graph_end(), WEFT_OK) << describe_options(o);
-      EXPECT_EQ(compare_cells(got, ref), "") << describe_options(o) << ", tasks t0 and t2 with "
-                                             << sizeof(rargs_big) << "-byte argument blocks";
+      EXPECT_EQ(compare_cells(got, ref), "")
+          << describe_options(o) << ", tasks t0 and t2 with " << sizeof(rargs_big) << "-byte argument blocks";
     }
 }
 
@@ -1863,7 +1916,8 @@ TEST_P(Graph, TaskiterDataDependentTripCount) {
       ASSERT_EQ(rc, WEFT_OK) << ctx << ": " << status_name(rc);
       EXPECT_EQ(s->errors.count(), 0) << ctx << ":\n" << s->errors.str();
       EXPECT_EQ(s->cond_calls, rounds) << ctx << ": condition calls (one after each round)";
-      EXPECT_EQ(s->runs.load(), rounds * 5 * unroll) << ctx << ": task runs (tasks of a round after the false condition ran?)";
+      EXPECT_EQ(s->runs.load(), rounds * 5 * unroll)
+          << ctx << ": task runs (tasks of a round after the false condition ran?)";
       EXPECT_EQ(s->steps, steps) << ctx;
       EXPECT_EQ(s->x, x) << ctx;
       for (int j = 0; j < 3; ++j) EXPECT_EQ(s->y[j], y[j]) << ctx << " y[" << j << "]";
