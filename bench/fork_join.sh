@@ -2,8 +2,10 @@
 # Usage: bench/fork_join.sh [--quick | --proxy] [-h | --help]
 #
 # Recursive fork-join through the OpenMP door (bench/omp/fork_join.c: fib, n-queens, an unbalanced
-# tree; a task per call, taskwait, no cutoff): the same gcc binary on GCC libgomp, LLVM libomp and
-# weft, at each thread count, medians with min/max and the efficiency against 1 thread.
+# tree; a task per call, taskwait, no cutoff) and one producer of a task per block operation
+# (bench/omp/sparselu.c: sparse blocked LU with taskwait per step, or with depend): the same gcc
+# binary on GCC libgomp, LLVM libomp and weft, at each thread count, medians with min/max and the
+# efficiency against 1 thread.
 #
 #   bench/fork_join.sh            REPS runs per pattern x runtime x threads (default 5)
 #   bench/fork_join.sh --quick    1 run each at small sizes: proves the harness works (CI)
@@ -20,7 +22,7 @@
 #   REPS         runs per cell                                          [5, --quick: 1]
 #   THREADS      OMP_NUM_THREADS values                                 ["1 2", --proxy: "1 2 8"]
 #   RUNTIMES     subset of: gomp llvm weft                              [all]
-#   PATTERNS     subset of: fib nqueens tree                            [all]
+#   PATTERNS     subset of: fib nqueens tree sparselu-taskwait sparselu-depend   [all]
 #   TIMEOUT      seconds one run may take, then "timeout"               [120, --quick: 30]
 #   PROXY_SLACK  --proxy: a count per task may be this many times its 1-thread value plus 0.01
 #                per task before the check fails                        [2]
@@ -46,14 +48,14 @@ case $mode in
   *) REPS=${REPS:-5}; TIMEOUT=${TIMEOUT:-120}; THREADS=${THREADS:-1 2} ;;
 esac
 RUNTIMES=${RUNTIMES:-gomp llvm weft}
-PATTERNS=${PATTERNS:-fib nqueens tree}
+PATTERNS=${PATTERNS:-fib nqueens tree sparselu-taskwait sparselu-depend}
 PROXY_SLACK=${PROXY_SLACK:-2}
 
 # shellcheck source=lib.sh
 . "$here/lib.sh"
 
 mkdir -p "$RESULTS_DIR" || die "cannot create $RESULTS_DIR"
-bench_build fork_join_omp
+bench_build fork_join_omp sparselu_omp
 bench_find_libomp
 bench_find_libweft
 fj=${binary[fork_join_omp]:-}
@@ -77,6 +79,18 @@ args_of() {
     nqueens:*) echo "nqueens 12" ;;
     tree:quick) echo "tree 100000" ;;
     tree:*) echo "tree 3000000" ;;
+    sparselu-taskwait:quick) echo "taskwait 12 16" ;;
+    sparselu-taskwait:*) echo "taskwait 50 32" ;;
+    sparselu-depend:quick) echo "depend 12 16" ;;
+    sparselu-depend:*) echo "depend 50 32" ;;
+  esac
+}
+
+# The binary that runs pattern $1 (empty when it could not be built).
+binary_of() {
+  case $1 in
+    sparselu-*) echo "${binary[sparselu_omp]:-}" ;;
+    *) echo "$fj" ;;
   esac
 }
 
@@ -189,12 +203,14 @@ echo "pattern,runtime,threads,rep,status,seconds" >"$csv"
 failed=0
 for pattern in $PATTERNS; do
   args=$(args_of "$pattern")
+  bin=$(binary_of "$pattern")
+  [ -n "$bin" ] || continue  # not built here: said in the notes
   for t in $THREADS; do
     for rep in $(seq 1 "$REPS"); do
       for rt in $RUNTIMES; do  # interleaved: the runtimes share each moment's drift
         if ! pre=$(preload_of "$rt"); then continue; fi
         # shellcheck disable=SC2086
-        out=$(timeout "$TIMEOUT" env OMP_NUM_THREADS="$t" OMP_STACKSIZE=16M LD_PRELOAD="$pre" "$fj" $args 2>&1)
+        out=$(timeout "$TIMEOUT" env OMP_NUM_THREADS="$t" OMP_STACKSIZE=16M LD_PRELOAD="$pre" "$bin" $args 2>&1)
         rc=$?
         secs=$(echo "$out" | awk -v p="$pattern" '$1 == p && NF == 3 {print $3}' | tail -n 1)
         if ((rc == 124)); then st=timeout; secs=""
@@ -209,7 +225,7 @@ for pattern in $PATTERNS; do
 done
 
 {
-  echo "# Recursive fork-join, the same gcc -fopenmp binary on each runtime"
+  echo "# Recursive fork-join and one producer, the same gcc -fopenmp binary on each runtime"
   echo
   bench_meta
   flag=""
