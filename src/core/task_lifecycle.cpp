@@ -637,24 +637,7 @@ void finish_implicit(worker& w, task* t) {
   wait_group(w, t->group);
 }
 
-void begin_frame(task* t, task* parent, taskgroup* group) {
-  // Only what a parent's descriptor is read for: it never gets accesses, successors or a queue.
-  t->fn = nullptr;
-  t->parent = parent;
-  t->mutex_group = nullptr;
-  t->flags = flag_root | flag_submitted;
-  t->door_bits = 0;
-  t->run_flags = 0;
-  t->graph_role = graph_none;
-  t->refs.store(1, std::memory_order_relaxed);
-  t->waiter.store(-1, std::memory_order_relaxed);
-  t->pending.store(body_running, std::memory_order_relaxed);
-  t->children_created = 0;
-  t->state.store(nullptr, std::memory_order_relaxed);
-  t->group = group;
-}
-
-void end_frame(worker& w0, task* t) {
+void close_frame(worker& w0, task* t) {
   if (t->children_created) taskwait(w0);  // w.current == t; its children name it as their parent
   worker& w = *worker_after_switch();     // the wait may have moved an untied context
   if (parent_state* ps = t->state.load(std::memory_order_acquire)) {
