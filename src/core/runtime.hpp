@@ -186,10 +186,12 @@ struct alignas(64) worker {
   sched::block_cache record_cache;       // priority propagation's reports
   std::vector<pending_access> accesses;  // declared on tasks being built
   std::vector<task*> redirect_worklist;  // redirect nodes ready to complete
-  // Parent states (of tasks that had children) for reuse, at most spare_states_kept: states
-  // migrate with untied tasks, so one worker may free more than it makes, and an unbounded list
-  // grew without end (11,000 on 2 threads for issue 23's 30M-node tree, most of its heap). They
-  // flow both ways too: a bound of 64 made every swing frees and allocations (that tree 7% slower).
+  // Parent states (of tasks that had children) for reuse, at most spare_states_kept; the excess
+  // goes to the runtime's shared list, where workers without spares take from. States migrate
+  // with untied tasks, so one worker may free more than it makes, and an unbounded list per
+  // worker grew without end (11,000 on 2 threads for issue 23's 30M-node tree, most of its heap).
+  // They flow both ways too: a bound of 64 made every swing a trip to the shared supply (a heap
+  // allocation then: that tree 7% slower). States are never deleted before finalize.
   static constexpr std::size_t spare_states_kept = 1024;
   std::vector<parent_state*> spare_states;
 
@@ -264,6 +266,11 @@ struct runtime {
   // More workers than cores in the mask: a waiter that spins holds the core of the thread it waits
   // for, so every wait gives the core up after a short spin.
   std::atomic<bool> oversubscribed{false};
+  // Parent states workers handed over past their bound (keep_spare_state), and how many, read
+  // without the lock: rare paths only.
+  std::mutex shared_states_lock;
+  std::vector<parent_state*> shared_states;
+  std::atomic<std::size_t> shared_states_count{0};
   // Gang members offered and not yet started, on all workers (a scheduling point looks at the
   // lists only when this is positive; written at forks and starts only).
   alignas(64) std::atomic<int> gang_members_waiting{0};

@@ -149,12 +149,24 @@ void discard_errors(parent_state* ps, bool warn) {
   }
 }
 
-// A state nobody refers to any more, kept for reuse up to the worker's bound.
+// Past its bound, a worker hands the older half of its spares to the runtime's shared list (the rare
+// path: states migrate with untied tasks, so one worker may end more than it makes).
+[[gnu::noinline]] void hand_over_states(worker& w) {
+  runtime& rt = *instance;
+  const std::size_t half = w.spare_states.size() / 2;
+  std::lock_guard<std::mutex> hold(rt.shared_states_lock);
+  rt.shared_states.insert(rt.shared_states.end(), w.spare_states.begin(), w.spare_states.begin() + half);
+  rt.shared_states_count.store(rt.shared_states.size(), std::memory_order_relaxed);
+  w.spare_states.erase(w.spare_states.begin(), w.spare_states.begin() + half);
+}
+
+// A state nobody refers to any more, kept for reuse. Never deleted while the runtime runs: a child
+// that counted itself out may still read its parent's state (notify_parent_by) after the parent
+// went on and ended, so a state must stay a state (a reused one's ticket will not match).
 void keep_spare_state(worker& w, parent_state* ps) {
-  if (w.spare_states.size() < worker::spare_states_kept)
-    w.spare_states.push_back(ps);
-  else
-    delete ps;
+  w.spare_states.push_back(ps);
+  if (w.spare_states.size() > worker::spare_states_kept) [[unlikely]]
+    hand_over_states(w);
 }
 
 // t's body has ended and every child of t has finished: nothing refers to t as a parent any more.
@@ -667,9 +679,22 @@ void wait_group(worker& w, taskgroup* g) {
   g->pending.store(0, std::memory_order_relaxed);  // nothing counted in g is left to race with
 }
 
+// A worker without spares takes a batch from the shared list before making new states.
+[[gnu::noinline]] void take_shared_states(worker& w) {
+  runtime& rt = *instance;
+  std::lock_guard<std::mutex> hold(rt.shared_states_lock);
+  const std::size_t n = std::min<std::size_t>(rt.shared_states.size(), worker::spare_states_kept / 4);
+  w.spare_states.insert(w.spare_states.end(), rt.shared_states.end() - static_cast<std::ptrdiff_t>(n),
+                        rt.shared_states.end());
+  rt.shared_states.resize(rt.shared_states.size() - n);
+  rt.shared_states_count.store(rt.shared_states.size(), std::memory_order_relaxed);
+}
+
 parent_state& make_state(worker& w, task* t) {
   parent_state* ps = nullptr;
   parent_state* fresh;
+  if (w.spare_states.empty() && instance->shared_states_count.load(std::memory_order_relaxed)) [[unlikely]]
+    take_shared_states(w);
   if (!w.spare_states.empty()) {
     fresh = w.spare_states.back();
     w.spare_states.pop_back();

@@ -166,20 +166,27 @@ core::taskgroup* innermost_group(worker& w) {
 // The body runs on the creator's argument block in place (libgomp does the same): the common case
 // passes three words in registers, where a request by value cost a copy of 12 words at every call
 // and in the prologue (20 and 20 instructions per task of a one-thread recursive tree).
+// In a team of several, the frame comes from the task pool: thieves may run the children it makes,
+// and a child that counts itself out may still read its parent's state pointer after the parent's
+// taskwait has returned (notify_parent_by). Pool descriptors are type-stable, which makes that
+// late read harmless; a frame on this stack would be gone by then.
 __attribute__((noinline)) void run_included(worker& w, void (*fn)(void*), void* args, bool final) {
-  task frame;
-  core::begin_frame(&frame, w.current, innermost_group(w));
-  frame.door_bits = final ? door_final | door_own_icvs : door_own_icvs;
+  task local;
+  const bool shared = w.crew && w.crew->size() > 1;
+  task* frame = shared ? static_cast<task*>(w.task_cache.allocate()) : &local;
+  core::begin_frame(frame, w.current, innermost_group(w));
+  frame->door_bits = final ? door_final | door_own_icvs : door_own_icvs;
   task* saved = w.current;
-  w.current = &frame;
+  w.current = frame;
   ++w.nesting;
   fn(args);
-  if (me) end_explicit_icvs(*me, &frame);
+  if (me) end_explicit_icvs(*me, frame);
   worker& now = *core::worker_after_switch();  // an untied creator's context may have moved
-  core::end_frame(now, &frame);
+  core::end_frame(now, frame);
   worker& after = *core::worker_after_switch();
   --after.nesting;
   after.current = saved;
+  if (shared) after.task_cache.release(frame);
 }
 
 // The same when the task's block must be built first (a copy constructor, taskloop bounds): the

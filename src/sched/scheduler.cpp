@@ -880,6 +880,7 @@ int stop_runtime() {
     if (parent_state* ps = v.root.state.load(std::memory_order_acquire)) delete ps;
     for (parent_state* ps : v.spare_states) delete ps;
   }
+  for (parent_state* ps : rt->shared_states) delete ps;
   stop_watchdog();
   release_fibers(*rt);
   weft::fiber::release_retired_pollers();  // registered ones stay: a layer registers once per process
