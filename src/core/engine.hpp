@@ -15,7 +15,7 @@ namespace weft::core {
 // recording, and the computing of what it records, happen out of line (cold), so that the off case
 // adds no register pressure to the hot code.
 inline std::uint64_t trace_id(const task* t) {
-  return (t->flags & flag_root) ? 0 : reinterpret_cast<std::uintptr_t>(t);
+  return (t->flags & flag_root) && !(t->run_flags & run_traced) ? 0 : reinterpret_cast<std::uintptr_t>(t);
 }
 inline void trace_point(worker& w, trace::event_type type, std::uint64_t a, std::uint64_t b = 0, std::uint32_t c = 0,
                         std::uint16_t d = 0) {

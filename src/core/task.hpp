@@ -48,6 +48,9 @@ enum run_flag : std::uint8_t {
   run_held = 1,  // completion also waits for bound events (hold_completion)
   run_tied = 2,  // once started, runs only on the worker it started on (OpenMP tied tasks)
   run_door_end = 4,  // the door hears of the body's end (door_task_end): set by the running body
+  // A root (implicit) task traced as a task: a member of a gang-scheduled team, whose runs and
+  // parkings the trace records like a task's (its work is not idle time).
+  run_traced = 8,
 };
 
 enum graph_role : std::uint8_t {

@@ -22,6 +22,9 @@ using fcontext = void*;
 
 // Why a parked context waits (watchdog reports).
 enum class wait_kind : std::uint8_t { none, children, taskgroup, event, predecessors, yield, throttle, barrier, graph };
+// Traces record these numbers (task_suspend's c, docs/trace-format.md): keep them.
+static_assert(static_cast<int>(wait_kind::yield) == 5 && static_cast<int>(wait_kind::throttle) == 6 &&
+              static_cast<int>(wait_kind::barrier) == 7 && static_cast<int>(wait_kind::graph) == 8);
 const char* describe(wait_kind k);
 
 // The wake word of a context: a ticket per wait in the upper bits, the state in the lowest two.

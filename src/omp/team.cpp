@@ -77,6 +77,27 @@ icvs child_icvs(const icvs& parent) {
   return c;
 }
 
+// Members of a gang-scheduled team are traced as tasks of the region's function (create flag
+// "member"): the master a child of the encountering task, the others of the master. Their runs
+// are then work, and their parkings at barriers suspensions, where a trace would see idle time.
+// The others are created when offered (ready until a worker takes them).
+[[gnu::cold]] void trace_member_created(worker& w, team* t, int k) {
+  std::uint64_t id = reinterpret_cast<std::uintptr_t>(&t->members[k]->implicit);
+  std::uint64_t parent =
+      k == 0 ? core::trace_id(w.current) : reinterpret_cast<std::uintptr_t>(&t->members[0]->implicit);
+  std::uint32_t kind = trace::kind_of_function(reinterpret_cast<const void*>(t->fn));
+  trace::record(w.trace, trace::event_type::task_create, id, parent, kind, trace::create_member);
+  trace::record(w.trace, trace::event_type::task_submit, id);
+  if (k != 0) trace::record(w.trace, trace::event_type::task_ready, id);
+}
+
+[[gnu::cold]] void trace_member_start(worker& w, team* t, int k) {
+  if (k == 0) trace_member_created(w, t, 0);  // w.current: the encountering task
+  task* implicit = &t->members[k]->implicit;
+  implicit->run_flags |= core::run_traced;
+  core::trace_task_event(w, trace::event_type::task_start, implicit, 0);
+}
+
 void enter(worker& w, team* t, int k) {
   member& m = *t->members[k];
   m.saved_current = w.current;
@@ -97,6 +118,8 @@ void enter(worker& w, team* t, int k) {
   m.static_round = 0;
   m.team_num = t->parent->team_num;  // a parallel region inside a host teams region
   m.num_teams = t->parent->num_teams;
+  if (t->fibers && trace::on) [[unlikely]]
+    trace_member_start(w, t, k);
   w.current = &m.implicit;
   // Ready tasks this worker holds for the enclosing team stay with that team.
   core::adopt_role(w, core::role{&t->crew, t->queue_of[k], &m});
@@ -108,6 +131,8 @@ void enter(worker& w, team* t, int k) {
 }
 
 void leave(worker& w, member& m) {
+  if ((m.implicit.run_flags & core::run_traced) && trace::on) [[unlikely]]
+    core::trace_task_event(w, trace::event_type::task_end, &m.implicit, 0);
   w.current = m.saved_current;
   if (m.crew->fibers) {
     // Member 0 goes back to the encountering context's role. The others started at a loop's
@@ -587,6 +612,8 @@ void offer_members(worker& w, team* t) {
     j.nest_level = t->level;
     j.reserved_on = ids[pick];
     ++load;
+    if (trace::on) [[unlikely]]
+      trace_member_created(w, t, k);
     core::offer_gang_member(*rt.workers[ids[pick]], &j);
   }
 }

@@ -89,7 +89,7 @@ void set_aside(worker& w, fiber::context* self, fiber::wait_kind why, const void
   self->waiting_fn.store(w.current->flags & flag_root ? nullptr : reinterpret_cast<const void*>(w.current->fn),
                          std::memory_order_relaxed);
   worker_counters::bump(w.counters.suspensions);
-  if (trace::on && !(w.current->flags & flag_root)) [[unlikely]] {
+  if (trace::on && trace_id(w.current)) [[unlikely]] {
     trace::record(w.trace, trace::event_type::task_suspend, trace_id(w.current), 0, static_cast<std::uint32_t>(why));
     trace::counters_at_suspend(w.trace, trace_id(w.current));
   }
@@ -135,7 +135,7 @@ void enter(worker& w, fiber::context* to) {
   worker_counters::bump(w.counters.resumes);
   if (trace::on) [[unlikely]] {  // one check while tracing is off
     trace_busy_event(w);
-    if (!(w.current->flags & flag_root)) trace::record(w.trace, trace::event_type::task_resume, trace_id(w.current));
+    if (trace_id(w.current)) trace::record(w.trace, trace::event_type::task_resume, trace_id(w.current));
   }
 }
 

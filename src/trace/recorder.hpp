@@ -35,7 +35,7 @@ enum class event_type : std::uint16_t {
 };
 
 // task_create flags (event field d).
-inline constexpr std::uint16_t create_undeferred = 1, create_redirect = 2, create_replayed = 4;
+inline constexpr std::uint16_t create_undeferred = 1, create_redirect = 2, create_replayed = 4, create_member = 8;
 
 struct event {
   std::uint64_t time;  // ns since the trace started

@@ -1,6 +1,6 @@
 """Small traces with known answers, worked out by hand in the comments (times in ns)."""
 
-from .tracegen import NON_WORKER, REDIRECT, REPLAY, TraceBuilder
+from .tracegen import MEMBER, NON_WORKER, REDIRECT, REPLAY, TraceBuilder
 
 
 def chain():
@@ -370,7 +370,43 @@ def mpi_run(machines=1):
     return [r2, r0, r1], expected
 
 
-ALL = {"chain": chain, "fork_join": fork_join, "diamond_redirect": diamond_redirect, "recycled": recycled,
+def gang_members():
+    """Task P (w0, from 2) opens a gang-scheduled region of two members (create flag 8, kind
+    "region"): its master M0 (a child of P) starts at 3 on P's context; M1 (a child of M0) is
+    offered at 4 and started by w1 at 10. M0 parks at the barrier at 6 (wait kind 7) until 25, M1
+    at 20 until 25; M1 ends at 30, M0 at 40, P at 45.
+
+    Durations: P (3-2) + (45-40) = 6, M0 (6-3) + (40-25) = 18, M1 (20-10) + (30-25) = 15.
+    Critical path: P weighs 6 + 18 (its master's runs are its own) = 24. Discovery: P alone, 1."""
+    t = TraceBuilder(workers=2, end_ns=100)
+    kp, kr = t.kind("panel"), t.kind("region")
+    P, M0, M1 = 0x100, 0x200, 0x300
+    t.create(0, 0, P, 0, kp)
+    t.submit(0, 1, P)
+    t.ready(0, 1, P)
+    t.start(0, 2, P)
+    t.create(0, 3, M0, P, kr, MEMBER)
+    t.submit(0, 3, M0)
+    t.start(0, 3, M0)
+    t.create(0, 4, M1, M0, kr, MEMBER)
+    t.submit(0, 4, M1)
+    t.ready(0, 4, M1)
+    t.suspend(0, 6, M0, wait=7)
+    t.idle(0, 6, 25)
+    t.idle(1, 0, 10)
+    t.start(1, 10, M1)
+    t.suspend(1, 20, M1, wait=7)
+    t.resume(0, 25, M0)
+    t.resume(1, 25, M1)
+    t.end(1, 30, M1)
+    t.idle(1, 30)
+    t.end(0, 40, M0)
+    t.end(0, 45, P)
+    t.idle(0, 45)
+    return t, {"durations": {1: 6, 2: 18, 3: 15}, "critical_path": 24}
+
+
+ALL = {"chain": chain, "gang_members": gang_members, "fork_join": fork_join, "diamond_redirect": diamond_redirect, "recycled": recycled,
        "serial_phases": serial_phases,
        "suspended_elsewhere": suspended_elsewhere, "nested_suspend": nested_suspend,
        "persistent": persistent, "persistent_no_round0": lambda: persistent(False),

@@ -143,6 +143,27 @@ class KindsAndCountsTest(TraceTestCase):
         kinds = {r["kind"] for r in summary(trace)["kinds"]}
         self.assertEqual(kinds, {"first", "second", "relabelled", "y"})
 
+    def test_gang_members(self):
+        """Members of a nested region are work of the region's kind, not tasks of the program."""
+        trace, expected = self.scenario("gang_members")
+        self.assertEqual({t.id: t.duration for t in trace.tasks}, expected["durations"])
+        s = summary(trace)
+        self.assertEqual((s["tasks"], s["member_runs"], s["redirect_nodes"]), (1, 2, 0))
+        rows = {r["kind"]: r for r in s["kinds"]}
+        self.assertEqual((rows["region"]["count"], rows["region"]["total_ns"]), (2, 33))
+        self.assertEqual(s["suspensions"], {"total": 2, "by_wait_kind": {"barrier": 2}})
+        self.assertEqual(s["critical_path"]["length_ns"], expected["critical_path"])
+        self.assertEqual(s["discovery"]["total_ns"], 1)
+        self.assertIn("2 member runs", analysis.format_summary(s))
+        self.assertEqual(s["warnings"], [])
+
+    def test_wait_kind_numbers(self):
+        """The runtime's fiber::wait_kind numbers (src/fiber/context.hpp asserts them)."""
+        from weft_trace.reader import WAIT_KINDS
+        self.assertEqual([WAIT_KINDS[k] for k in range(9)],
+                         ["other", "children", "taskgroup", "event", "predecessors", "yield", "throttle",
+                          "barrier", "graph"])
+
     def test_steals_suspensions_dropped(self):
         s = summary(self.scenario("fork_join")[0])
         self.assertEqual(s["steals"], 1)

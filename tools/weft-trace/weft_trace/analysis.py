@@ -135,10 +135,11 @@ def breakdown(trace):
 
 def discovery(trace):
     """Per creating thread: sum of task_submit - task_create (redirect nodes are made inside
-    another task's submit, so counting them would count that time twice)."""
+    another task's submit, so counting them would count that time twice; members of nested
+    regions are not discovered)."""
     per = defaultdict(lambda: [0, 0])
     for task in trace.tasks:
-        if task.submit_time is None or task.is_redirect:
+        if task.submit_time is None or task.is_redirect or task.is_member:
             continue
         entry = per[task.create_buffer]
         entry[0] += task.submit_time - task.create_time
@@ -276,6 +277,11 @@ def critical_path(trace):
                 succ[p].append(s)
                 indegree[s] += 1
     weight = [0] + [t.duration for t in trace.tasks]
+    # A task that opens a gang-scheduled region runs its master member on its own context: the
+    # master's time is the task's (the other members run beside it, as its children would).
+    for t in trace.tasks:
+        if t.is_member and t.parent and not trace.tasks[t.parent - 1].is_member:
+            weight[t.parent] += t.duration
     best = {}   # task id -> (longest path ending at it, predecessor on that path)
     order = [n for n in range(1, n_tasks + 1) if indegree[n] == 0]
     for n in order:
@@ -416,7 +422,7 @@ def graph_summary(trace):
 
 
 def summary(trace, buckets=20):
-    tasks = [t for t in trace.tasks if not t.is_redirect]
+    tasks = [t for t in trace.tasks if not t.is_redirect and not t.is_member]
     collapsed = task_graph(trace, collapse=True)
     cp = critical_path(trace)
     brk = breakdown(trace)
@@ -437,7 +443,8 @@ def summary(trace, buckets=20):
         "wall_ns": trace.end_ns,
         "events": trace.event_count,
         "tasks": len(tasks),
-        "redirect_nodes": len(trace.tasks) - len(tasks),
+        "redirect_nodes": sum(1 for t in trace.tasks if t.is_redirect),
+        "member_runs": sum(1 for t in trace.tasks if t.is_member),
         "replay_instances": sum(1 for t in tasks if t.is_replay),
         "edges": {"recorded": len(trace.edges), "graph_edge_events": trace.graph_edge_events,
                   "replayed": len(trace.replay_edges),
@@ -498,6 +505,9 @@ def format_summary(s):
         add("dropped events: 0")
     add(f"tasks: {s['tasks']} (plus {s['redirect_nodes']} redirect nodes, not counted; "
         f"{s['replay_instances']} persistent-graph replay instances included)")
+    if s.get("member_runs"):
+        add(f"nested parallel regions: {s['member_runs']} member runs of gang-scheduled teams, traced as "
+            f"tasks of the region's function (work, in the kinds below)")
     e = s["edges"]
     add(f"edges: {e['recorded']} recorded, {e['replayed']} from {e['graph_edge_events']} graph_edge events, "
         f"{e['collapsed']} between tasks with redirect nodes collapsed")

@@ -29,12 +29,12 @@ STEAL, POLL, INTERVAL_BEGIN, INTERVAL_END, MARK = 12, 13, 14, 15, 16
 GRAPH_INSTANCE, GRAPH_EDGE, COUNTER = 17, 18, 19
 
 # task_create flags.
-FLAG_UNDEFERRED, FLAG_REDIRECT, FLAG_REPLAY = 1, 2, 4
+FLAG_UNDEFERRED, FLAG_REDIRECT, FLAG_REPLAY, FLAG_MEMBER = 1, 2, 4, 8
 
 CATEGORY_TASK, CATEGORY_COMM, CATEGORY_GPU, CATEGORY_USER = 0, 1, 2, 3
 CATEGORY_NAMES = {0: "task", 1: "communication", 2: "gpu", 3: "user"}
 WAIT_KINDS = {0: "other", 1: "children", 2: "taskgroup", 3: "event", 4: "predecessors",
-              5: "yield", 6: "barrier", 7: "graph"}
+              5: "yield", 6: "throttle", 7: "barrier", 8: "graph"}
 
 
 class TraceError(Exception):
@@ -87,6 +87,11 @@ class Task:
     @property
     def is_replay(self):
         return bool(self.flags & FLAG_REPLAY)
+
+    @property
+    def is_member(self):
+        """A member's run of a gang-scheduled (nested) parallel region, not a task of the program."""
+        return bool(self.flags & FLAG_MEMBER)
 
     @property
     def kind_id(self):
