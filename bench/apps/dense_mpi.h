@@ -212,7 +212,8 @@ static APP_UNUSED double *dm_alloc_or_die(size_t count, const char *prog, int ra
   return p;
 }
 
-/* Allocates and initialises this rank's part of the problem (not timed). */
+/* Allocates and initialises this rank's part of the problem (not timed): what it is home of in
+ * dense_dist (x on rank 0, its own rows of B's tiles); dm_distribute_inputs sends the rest. */
 static APP_UNUSED void dm_local_build(dm_local *d, const dm_options *o, const dm_layout *L, const char *prog) {
   const long n = o->n, b = o->b, nt = L->nb, rows = L->r1 - L->r0;
   const size_t tile = (size_t)b * (size_t)b;
@@ -225,7 +226,7 @@ static APP_UNUSED void dm_local_build(dm_local *d, const dm_options *o, const dm
       d->x = dm_alloc_or_die((size_t)n, prog, L->rank);
       d->y = dm_alloc_or_die((size_t)rows, prog, L->rank);
       mv_matvec_init_rows(n, d->A, L->r0, L->r1);
-      mv_matvec_init_x(n, d->x);
+      if (L->rank == 0) mv_matvec_init_x(n, d->x);
       break;
     case DM_MATMUL:
       d->A = dm_alloc_or_die((size_t)L->lnb * (size_t)nt * tile, prog, L->rank);
@@ -233,8 +234,9 @@ static APP_UNUSED void dm_local_build(dm_local *d, const dm_options *o, const dm
       d->C = dm_alloc_or_die((size_t)L->lnb * (size_t)nt * tile, prog, L->rank);
       for (ti = 0; ti < nt; ++ti)
         for (tj = 0; tj < nt; ++tj) {
+          if (ti < L->k0 || ti >= L->k1) continue;
           mm_init_tile(MM_B, n, b, ti, tj, mm_tile(d->B, nt, b, ti, tj));
-          if (ti >= L->k0 && ti < L->k1) mm_init_tile(MM_A, n, b, ti, tj, mm_tile(d->A, nt, b, ti - L->k0, tj));
+          mm_init_tile(MM_A, n, b, ti, tj, mm_tile(d->A, nt, b, ti - L->k0, tj));
         }
       break;
     default:
@@ -253,6 +255,34 @@ static APP_UNUSED void dm_local_build(dm_local *d, const dm_options *o, const dm
       }
       break;
   }
+}
+
+/* Inside the timed region, before the loop: what the distributed taskiter's start-up fetches (its
+ * step 4), the hand-written variants receive too, so that every variant starts from each rank
+ * holding only what it is home of: x from rank 0 (matvec), every rank's rows of B's tiles (matmul),
+ * the first vector's blocks (jacobi; zeros, as dense_dist fetches them all the same). */
+static APP_UNUSED void dm_distribute_inputs(dm_local *d, const dm_options *o, const dm_layout *L, const char *prog) {
+  if (o->app == DM_MATVEC) {
+    if (o->n > INT_MAX) app_die("%s: N too large for one MPI_Bcast", prog);
+    MPI_Bcast(d->x, (int)o->n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return;
+  }
+  if (o->app == DM_JACOBI) {
+    MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, d->v[0], d->counts, d->displs, MPI_DOUBLE, MPI_COMM_WORLD);
+    return;
+  }
+  int *counts = (int *)malloc(sizeof(int) * (size_t)L->ranks), *displs = (int *)malloc(sizeof(int) * (size_t)L->ranks);
+  if (!counts || !displs) app_die("%s: out of memory", prog);
+  for (int r = 0; r < L->ranks; ++r) {
+    long long offset, count;
+    dm_chunk(o, L, r, &offset, &count); /* a rank's rows of tiles: the same chunks for B as for C */
+    if (offset + count > INT_MAX) app_die("%s: B too large for one MPI_Allgatherv", prog);
+    displs[r] = (int)offset;
+    counts[r] = (int)count;
+  }
+  MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, d->B, counts, displs, MPI_DOUBLE, MPI_COMM_WORLD);
+  free(counts);
+  free(displs);
 }
 
 /* This rank's part of the result after `steps` steps (dm_check's mine). */

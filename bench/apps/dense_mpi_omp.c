@@ -72,6 +72,7 @@ static int run_app(const dm_options *o, int team) {
 
   MPI_Barrier(MPI_COMM_WORLD);
   t0 = app_now();
+  dm_distribute_inputs(&d, o, &L, PROG);
   if (o->app == DM_MATVEC) matvec_loop(o, &L, &d);
   else if (o->app == DM_MATMUL) matmul_loop(o, &L, &d);
   else jacobi_loop(o, &L, &d);

@@ -123,6 +123,7 @@ bool run_app(const dm_options& o) {
 
   MPI_Barrier(MPI_COMM_WORLD);
   double t0 = app_now();
+  dm_distribute_inputs(&d, &o, &L, prog);
   if (o.app == DM_MATVEC) matvec_loop(o, L, d);
   else if (o.app == DM_MATMUL) matmul_loop(o, L, d);
   else jacobi_loop(o, L, d);
