@@ -100,7 +100,13 @@ weft_poller_t* weft_poller_register(weft_poller_fn fn, void* arg) {
     auto* p = new poller{fn, arg};
     slot.store(p, std::memory_order_release);
     if (poller_limit.load(std::memory_order_relaxed) < i + 1) poller_limit.store(i + 1, std::memory_order_release);
-    poller_count.fetch_add(1, std::memory_order_relaxed);
+    // seq_cst, then the sleepers' words: a worker that chose its sleep without a timeout (no
+    // poller then) announces its sleep and then reads the count in its sleep condition
+    // (idle_wait), so one of the two sees the other. Asleep since before this poller existed, it
+    // would otherwise never call it (a TSan CI run: a poller registered on an idle runtime was not
+    // called within 10 s).
+    poller_count.fetch_add(1, std::memory_order_seq_cst);
+    wake_sleeping_workers();
     return reinterpret_cast<weft_poller_t*>(p);
   }
   return nullptr;

@@ -420,7 +420,8 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins) {
     bool (*ready)(void*);
     void* arg;
     worker* w;
-  } c{&rt, w.crew, ready, arg, &w};
+    bool polling;
+  } c{&rt, w.crew, ready, arg, &w, polling};
   // A waiter (taskwait, taskgroup) is woken by its last child; the timeout is a second line of
   // defence and costs one wake-up per 50 ms at most. Past the cores, idle workers keep it too: a
   // looker that took something else than the task a producer left to it (a context to resume)
@@ -434,7 +435,9 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins) {
         return c.ready(c.arg) || work_visible(*c.rt, *c.crew) || c.rt->stopping.load(std::memory_order_relaxed) ||
                c.w->inbox.load(std::memory_order_seq_cst) || deferred_pending.load(std::memory_order_seq_cst) ||
                c.rt->gang_members_waiting.load(std::memory_order_seq_cst) > 0 || c.w->gang_start ||
-               fiber::pollers_pending.load(std::memory_order_seq_cst) != 0;  // see weft_poller_set_pending
+               fiber::pollers_pending.load(std::memory_order_seq_cst) != 0 ||  // see weft_poller_set_pending
+               // a poller registered since the timeout was chosen (see weft_poller_register)
+               (!c.polling && fiber::poller_count.load(std::memory_order_seq_cst) != 0);
       },
       timeout);
   spins = spin_rounds + yield_rounds - 1;  // after a wake-up, look for work once before sleeping

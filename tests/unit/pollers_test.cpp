@@ -356,6 +356,23 @@ TEST(PollerRegistration, BeforeInit) {
   EXPECT_EQ(weft_poller_unregister(h2), WEFT_OK);
 }
 
+// Registered on a runtime whose idle workers have gone to sleep (with no poller, a pooled worker
+// sleeps without a timeout): the registration wakes them, or they would never call it. A TSan CI
+// run of SurvivesARestart hit this when its worker fell asleep before the registration.
+TEST(PollerRegistration, WakesSleepingWorkers) {
+  susp::clear_suspension_variables();
+  probe p;
+  weft_test::runtime_config rt(weft_test::runtime_config::vars{{"WEFT_NUM_THREADS", "2"}});
+  ASSERT_TRUE(rt.ok());
+  // Long past the idle workers' spinning and yielding (well under a millisecond each).
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  weft_poller_t* handle = weft_poller_register(&probe_fn, &p);
+  ASSERT_NE(handle, nullptr);
+  EXPECT_TRUE(susp::eventually([&] { return p.calls.load() > 0; }, 10))
+      << "a poller registered while the workers sleep is never called";
+  EXPECT_EQ(weft_poller_unregister(handle), WEFT_OK);
+}
+
 // A layer registers its poller once per process (libweft-cuda on first use, libweft-mpi at
 // MPI_Init): it stays registered, and is called, across weft_finalize and a later weft_init.
 TEST(PollerRegistration, SurvivesARestart) {
