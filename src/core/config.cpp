@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <sstream>
+#include <string>
 
 namespace weft::core {
 
@@ -20,9 +20,8 @@ bool parse_int(const char* var, std::int64_t min, std::int64_t max, std::int64_t
   long long v = std::strtoll(text, &end, 10);
   while (end && (*end == ' ' || *end == '\t')) ++end;
   if (errno || !end || *end || v < min || v > max) {
-    std::ostringstream os;
-    os << var << "='" << text << "' is not an integer in [" << min << ", " << max << "]";
-    error = os.str();
+    error = std::string(var) + "='" + text + "' is not an integer in [" + std::to_string(min) + ", " +
+            std::to_string(max) + "]";
     return false;
   }
   out = v;
@@ -38,10 +37,8 @@ bool parse_choice(const char* var, const char* const (&names)[N], const E (&valu
       out = values[i];
       return true;
     }
-  std::ostringstream os;
-  os << var << "='" << text << "' is not one of ";
-  for (std::size_t i = 0; i < N; ++i) os << (i ? "|" : "") << names[i];
-  error = os.str();
+  error = std::string(var) + "='" + text + "' is not one of ";
+  for (std::size_t i = 0; i < N; ++i) (error += i ? "|" : "") += names[i];
   return false;
 }
 
@@ -172,33 +169,34 @@ bool config::from_environment(config& c, std::string& error) {
 }
 
 std::string config::describe() const {
-  std::ostringstream os;
-  os << "weft " << WEFT_VERSION_MAJOR << "." << WEFT_VERSION_MINOR << " settings:\n"
-     << "  WEFT_NUM_THREADS=" << num_workers << "\n"
-     << "  WEFT_BIND=" << (bind_cores ? "core" : "none") << "\n"
-     << "  WEFT_SCHEDULE=" << name(schedule) << "\n"
-     << "  WEFT_STEAL=" << name(steal) << "\n"
-     << "  WEFT_WAIT_POLICY=" << name(wait) << "\n"
-     << "  WEFT_GANG=" << name(gang) << " (OpenMP regions run as fibers on the workers)\n"
-     << "  WEFT_MAX_PRIORITY=" << max_priority << "\n"
-     << "  WEFT_MAX_TASKS=" << max_tasks << "\n"
-     << "  WEFT_MAX_READY=" << max_ready << "\n"
-     << "  WEFT_STACKSIZE=" << stack_size << (stack_size ? "" : " (system default)")
-     << " (threads and the fibers tasks run on)\n"
-     << "  WEFT_WATCHDOG=" << watchdog_seconds << (watchdog_seconds ? " s" : " (off)") << "\n"
-     << "  WEFT_GRAPH_LOOKAHEAD="
-     << (graph_lookahead ? std::to_string(graph_lookahead) : std::string("auto (per graph)")) << "\n"
-     << "  WEFT_GRAPH_POLICY=" << (graph_iteration_priority ? "iteration" : "successor") << "\n"
-     << "  WEFT_GRAPH_ON_CHANGE=" << (graph_rerecord ? "rerecord" : "error") << "\n"
-     << "  WEFT_GRAPH_INLINE="
-     << (graph_inline == inline_mode::automatic ? "auto"
-         : graph_inline == inline_mode::always  ? "1"
-                                                : "0")
-     << "\n"
-     << "  WEFT_TRACE=" << (trace_path.empty() ? std::string("(off)") : trace_path) << "\n"
-     << "  WEFT_TRACE_BUFFER=" << trace_buffer << " bytes per worker\n"
-     << "  WEFT_TRACE_COUNTERS=" << (trace_counters.empty() ? std::string("(none)") : trace_counters) << "\n";
-  return os.str();
+  using std::to_string;
+  std::string out = "weft " + to_string(WEFT_VERSION_MAJOR) + "." + to_string(WEFT_VERSION_MINOR) + " settings:\n";
+  auto line = [&out](const char* variable, const std::string& value, const char* note = "") {
+    out.append("  ").append(variable).append("=").append(value).append(note).append("\n");
+  };
+  line("WEFT_NUM_THREADS", to_string(num_workers));
+  line("WEFT_BIND", bind_cores ? "core" : "none");
+  line("WEFT_SCHEDULE", name(schedule));
+  line("WEFT_STEAL", name(steal));
+  line("WEFT_WAIT_POLICY", name(wait));
+  line("WEFT_GANG", name(gang), " (OpenMP regions run as fibers on the workers)");
+  line("WEFT_MAX_PRIORITY", to_string(max_priority));
+  line("WEFT_MAX_TASKS", to_string(max_tasks));
+  line("WEFT_MAX_READY", to_string(max_ready));
+  line("WEFT_STACKSIZE", to_string(stack_size),
+       stack_size ? " (threads and the fibers tasks run on)"
+                  : " (system default) (threads and the fibers tasks run on)");
+  line("WEFT_WATCHDOG", to_string(watchdog_seconds), watchdog_seconds ? " s" : " (off)");
+  line("WEFT_GRAPH_LOOKAHEAD", graph_lookahead ? to_string(graph_lookahead) : "auto (per graph)");
+  line("WEFT_GRAPH_POLICY", graph_iteration_priority ? "iteration" : "successor");
+  line("WEFT_GRAPH_ON_CHANGE", graph_rerecord ? "rerecord" : "error");
+  line("WEFT_GRAPH_INLINE", graph_inline == inline_mode::automatic ? "auto"
+                            : graph_inline == inline_mode::always  ? "1"
+                                                                   : "0");
+  line("WEFT_TRACE", trace_path.empty() ? "(off)" : trace_path);
+  line("WEFT_TRACE_BUFFER", to_string(trace_buffer), " bytes per worker");
+  line("WEFT_TRACE_COUNTERS", trace_counters.empty() ? "(none)" : trace_counters);
+  return out;
 }
 
 }  // namespace weft::core

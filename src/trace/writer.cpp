@@ -14,7 +14,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
@@ -33,9 +32,12 @@ using symbol = symbolizer::symbol;
 // objects and shared libraries, absolute for fixed-address executables: the same as st_value).
 std::vector<symbol> read_symbols(const std::string& path) {
   std::vector<symbol> out;
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return out;
-  std::vector<char> file((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::vector<char> file;
+  if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
+    char chunk[1 << 16];
+    for (std::size_t n; (n = std::fread(chunk, 1, sizeof chunk, f)) > 0;) file.insert(file.end(), chunk, chunk + n);
+    std::fclose(f);
+  }
   if (file.size() < sizeof(Elf64_Ehdr) || std::memcmp(file.data(), ELFMAG, SELFMAG) != 0 ||
       file[EI_CLASS] != ELFCLASS64)
     return out;
