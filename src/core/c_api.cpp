@@ -191,6 +191,7 @@ int weft_task_get_priority(const weft_task_t* handle) {
 
 int weft_set_priority_propagation(int mode) {
   if (mode < WEFT_PRIORITY_AS_GIVEN || mode > WEFT_PRIORITY_DETECT) return fail(WEFT_ERR_INVALID_ARGUMENT);
+  if (mode != WEFT_PRIORITY_AS_GIVEN) weft::sched::propagation_was_chosen.store(true, std::memory_order_relaxed);
   weft::sched::propagation_mode.store(mode, std::memory_order_relaxed);
   return WEFT_OK;
 }

@@ -97,38 +97,70 @@ enum map_kind : unsigned {
 
 const char* kind_name(unsigned k) {
   switch (k) {
-    case map_alloc: return "GOMP_MAP_ALLOC";
-    case map_to: return "GOMP_MAP_TO";
-    case map_from: return "GOMP_MAP_FROM";
-    case map_tofrom: return "GOMP_MAP_TOFROM";
-    case map_pointer: return "GOMP_MAP_POINTER";
-    case map_to_pset: return "GOMP_MAP_TO_PSET";
-    case map_force_present: return "GOMP_MAP_FORCE_PRESENT";
-    case map_delete: return "GOMP_MAP_DELETE";
-    case map_force_deviceptr: return "GOMP_MAP_FORCE_DEVICEPTR";
-    case map_device_resident: return "GOMP_MAP_DEVICE_RESIDENT";
-    case map_link: return "GOMP_MAP_LINK";
-    case map_if_present: return "GOMP_MAP_IF_PRESENT";
-    case map_firstprivate: return "GOMP_MAP_FIRSTPRIVATE";
-    case map_firstprivate_int: return "GOMP_MAP_FIRSTPRIVATE_INT";
-    case map_use_device_ptr: return "GOMP_MAP_USE_DEVICE_PTR";
-    case map_zero_len_array_section: return "GOMP_MAP_ZERO_LEN_ARRAY_SECTION";
-    case map_use_device_ptr_if_present: return "GOMP_MAP_USE_DEVICE_PTR_IF_PRESENT";
-    case map_always_to: return "GOMP_MAP_ALWAYS_TO";
-    case map_always_from: return "GOMP_MAP_ALWAYS_FROM";
-    case map_always_tofrom: return "GOMP_MAP_ALWAYS_TOFROM";
-    case map_release: return "GOMP_MAP_RELEASE";
-    case map_struct: return "GOMP_MAP_STRUCT";
-    case map_always_pointer: return "GOMP_MAP_ALWAYS_POINTER";
-    case map_delete_zero_len_array_section: return "GOMP_MAP_DELETE_ZERO_LEN_ARRAY_SECTION";
-    case map_attach: return "GOMP_MAP_ATTACH";
-    case map_detach: return "GOMP_MAP_DETACH";
-    case map_force_alloc: return "GOMP_MAP_FORCE_ALLOC";
-    case map_force_to: return "GOMP_MAP_FORCE_TO";
-    case map_force_from: return "GOMP_MAP_FORCE_FROM";
-    case map_force_tofrom: return "GOMP_MAP_FORCE_TOFROM";
-    case map_force_detach: return "GOMP_MAP_FORCE_DETACH";
-    default: return "an unknown map kind";
+    case map_alloc:
+      return "GOMP_MAP_ALLOC";
+    case map_to:
+      return "GOMP_MAP_TO";
+    case map_from:
+      return "GOMP_MAP_FROM";
+    case map_tofrom:
+      return "GOMP_MAP_TOFROM";
+    case map_pointer:
+      return "GOMP_MAP_POINTER";
+    case map_to_pset:
+      return "GOMP_MAP_TO_PSET";
+    case map_force_present:
+      return "GOMP_MAP_FORCE_PRESENT";
+    case map_delete:
+      return "GOMP_MAP_DELETE";
+    case map_force_deviceptr:
+      return "GOMP_MAP_FORCE_DEVICEPTR";
+    case map_device_resident:
+      return "GOMP_MAP_DEVICE_RESIDENT";
+    case map_link:
+      return "GOMP_MAP_LINK";
+    case map_if_present:
+      return "GOMP_MAP_IF_PRESENT";
+    case map_firstprivate:
+      return "GOMP_MAP_FIRSTPRIVATE";
+    case map_firstprivate_int:
+      return "GOMP_MAP_FIRSTPRIVATE_INT";
+    case map_use_device_ptr:
+      return "GOMP_MAP_USE_DEVICE_PTR";
+    case map_zero_len_array_section:
+      return "GOMP_MAP_ZERO_LEN_ARRAY_SECTION";
+    case map_use_device_ptr_if_present:
+      return "GOMP_MAP_USE_DEVICE_PTR_IF_PRESENT";
+    case map_always_to:
+      return "GOMP_MAP_ALWAYS_TO";
+    case map_always_from:
+      return "GOMP_MAP_ALWAYS_FROM";
+    case map_always_tofrom:
+      return "GOMP_MAP_ALWAYS_TOFROM";
+    case map_release:
+      return "GOMP_MAP_RELEASE";
+    case map_struct:
+      return "GOMP_MAP_STRUCT";
+    case map_always_pointer:
+      return "GOMP_MAP_ALWAYS_POINTER";
+    case map_delete_zero_len_array_section:
+      return "GOMP_MAP_DELETE_ZERO_LEN_ARRAY_SECTION";
+    case map_attach:
+      return "GOMP_MAP_ATTACH";
+    case map_detach:
+      return "GOMP_MAP_DETACH";
+    case map_force_alloc:
+      return "GOMP_MAP_FORCE_ALLOC";
+    case map_force_to:
+      return "GOMP_MAP_FORCE_TO";
+    case map_force_from:
+      return "GOMP_MAP_FORCE_FROM";
+    case map_force_tofrom:
+      return "GOMP_MAP_FORCE_TOFROM";
+    case map_force_detach:
+      return "GOMP_MAP_FORCE_DETACH";
+    default:
+      return "an unknown map kind";
   }
 }
 
@@ -172,11 +204,11 @@ struct plugin {
 
 struct mapping {
   std::uintptr_t host_end;
-  std::uintptr_t dev;  // the device address of the range's start
-  void* block;         // what the plugin allocated (freed when the mapping goes), or null
-  std::uint64_t refs;  // structured reference count (target, target data)
-  std::uint64_t dyn;   // dynamic reference count (enter/exit data, associate_ptr)
-  bool infinite;       // declare target variables and omp_target_associate_ptr: never unmapped
+  std::uintptr_t dev;       // the device address of the range's start
+  void* block;              // what the plugin allocated (freed when the mapping goes), or null
+  std::uint64_t refs;       // structured reference count (target, target data)
+  std::uint64_t dyn;        // dynamic reference count (enter/exit data, associate_ptr)
+  bool infinite;            // declare target variables and omp_target_associate_ptr: never unmapped
   bool associated = false;  // by omp_target_associate_ptr (omp_target_disassociate_ptr removes it)
 };
 
@@ -198,10 +230,12 @@ struct image {
 };
 
 std::once_flag plugins_loaded;
-std::vector<std::unique_ptr<plugin>> plugins;
-std::vector<std::unique_ptr<device>> devices;
+// Never destroyed (the process's exit frees them): a destructor at exit would run, and map, this
+// file's code in every program, offloading or not.
+std::vector<std::unique_ptr<plugin>>& plugins = *new std::vector<std::unique_ptr<plugin>>;
+std::vector<std::unique_ptr<device>>& devices = *new std::vector<std::unique_ptr<device>>;
 std::mutex images_lock;
-std::vector<image> images;
+std::vector<image>& images = *new std::vector<image>;
 bool mandatory = false;
 
 template <class F>
@@ -227,15 +261,14 @@ void try_plugin(const std::string& path) {
   auto p = std::make_unique<plugin>();
   p->path = path;
   p->handle = h;
-  bool ok = find(h, "GOMP_OFFLOAD_get_name", p->get_name) && find(h, "GOMP_OFFLOAD_get_caps", p->get_caps) &&
-            find(h, "GOMP_OFFLOAD_get_type", p->get_type) &&
-            find(h, "GOMP_OFFLOAD_get_num_devices", p->get_num_devices) &&
-            find(h, "GOMP_OFFLOAD_init_device", p->init_device) &&
-            find(h, "GOMP_OFFLOAD_fini_device", p->fini_device) && find(h, "GOMP_OFFLOAD_version", p->version) &&
-            find(h, "GOMP_OFFLOAD_load_image", p->load_image) &&
-            find(h, "GOMP_OFFLOAD_unload_image", p->unload_image) && find(h, "GOMP_OFFLOAD_alloc", p->alloc) &&
-            find(h, "GOMP_OFFLOAD_free", p->free) && find(h, "GOMP_OFFLOAD_dev2host", p->dev2host) &&
-            find(h, "GOMP_OFFLOAD_host2dev", p->host2dev);
+  bool ok =
+      find(h, "GOMP_OFFLOAD_get_name", p->get_name) && find(h, "GOMP_OFFLOAD_get_caps", p->get_caps) &&
+      find(h, "GOMP_OFFLOAD_get_type", p->get_type) && find(h, "GOMP_OFFLOAD_get_num_devices", p->get_num_devices) &&
+      find(h, "GOMP_OFFLOAD_init_device", p->init_device) && find(h, "GOMP_OFFLOAD_fini_device", p->fini_device) &&
+      find(h, "GOMP_OFFLOAD_version", p->version) && find(h, "GOMP_OFFLOAD_load_image", p->load_image) &&
+      find(h, "GOMP_OFFLOAD_unload_image", p->unload_image) && find(h, "GOMP_OFFLOAD_alloc", p->alloc) &&
+      find(h, "GOMP_OFFLOAD_free", p->free) && find(h, "GOMP_OFFLOAD_dev2host", p->dev2host) &&
+      find(h, "GOMP_OFFLOAD_host2dev", p->host2dev);
   find(h, "GOMP_OFFLOAD_dev2dev", p->dev2dev);
   find(h, "GOMP_OFFLOAD_can_run", p->can_run);
   find(h, "GOMP_OFFLOAD_async_run", p->async_run);
@@ -307,7 +340,8 @@ void host2dev(device& d, std::uintptr_t dev, const void* host, std::size_t n) {
   if (n) check(d.p->host2dev(d.ord, reinterpret_cast<void*>(dev), host, n), "offload: host to device copy failed");
 }
 void dev2host(device& d, void* host, std::uintptr_t dev, std::size_t n) {
-  if (n) check(d.p->dev2host(d.ord, host, reinterpret_cast<const void*>(dev), n), "offload: device to host copy failed");
+  if (n)
+    check(d.p->dev2host(d.ord, host, reinterpret_cast<const void*>(dev), n), "offload: device to host copy failed");
 }
 
 // Loads one image into d (d.lock held).
@@ -423,8 +457,7 @@ std::uintptr_t device_block(device& d, std::size_t size, std::size_t align, void
 }
 
 // Maps [h, h + size) (d.lock held); returns its device address.
-std::uintptr_t map_range(device& d, frame& f, std::uintptr_t h, std::size_t size, unsigned short kind,
-                         bool dynamic) {
+std::uintptr_t map_range(device& d, frame& f, std::uintptr_t h, std::size_t size, unsigned short kind, bool dynamic) {
   unsigned k = kind & 0xff;
   auto it = lookup(d, h, size);
   if (it != d.table.end()) {
@@ -555,7 +588,8 @@ std::vector<std::uintptr_t> map_list(device& d, frame& f, std::size_t mapnum, vo
           }
           auto at = lookup(d, mh, sizes[j]);
           if (at == d.table.end()) fatal("offload: a GOMP_MAP_STRUCT member lies outside its struct's mapping");
-          if (copies_to(mk) && (fresh || always(mk))) host2dev(d, at->second.dev + (mh - at->first), hostaddrs[j], sizes[j]);
+          if (copies_to(mk) && (fresh || always(mk)))
+            host2dev(d, at->second.dev + (mh - at->first), hostaddrs[j], sizes[j]);
           mapping& m = at->second;
           if (!m.infinite) ++(dynamic ? m.dyn : m.refs);
           f.records.push_back(record{at->first, mh, sizes[j], mk});
@@ -760,8 +794,8 @@ bool run_target(int number, void (*fn)(void*), std::size_t mapnum, void** hostad
     j->hostaddrs[i] = copy.get();
     j->copies.push_back(std::move(copy));
   }
-  GOMP_task(target_task, &j, nullptr, sizeof j, alignof(target_job*), true, depend ? unsigned{GOMP_TASK_FLAG_DEPEND} : 0u,
-            depend, 0, nullptr);
+  GOMP_task(target_task, &j, nullptr, sizeof j, alignof(target_job*), true,
+            depend ? unsigned{GOMP_TASK_FLAG_DEPEND} : 0u, depend, 0, nullptr);
   return true;
 }
 
@@ -850,7 +884,8 @@ void enter_exit(int number, std::size_t mapnum, void** hostaddrs, std::size_t* s
           f.records.push_back(record{it->first, h, size, map_alloc});
         } else {
           // unmap() drops the reference; copies back if this was the last
-          f.records.push_back(record{it->first, h, size, k == map_release || k == map_pointer ? unsigned{map_alloc} : k});
+          f.records.push_back(
+              record{it->first, h, size, k == map_release || k == map_pointer ? unsigned{map_alloc} : k});
         }
         break;
       }
@@ -1018,10 +1053,10 @@ void register_image(unsigned version, const void* host_table, int type, const vo
   if ((version >> 16) > gomp_version) fatal("offload: the program's offload data is newer than this library");
   if (debug_on()) {
     auto* const* table = static_cast<void* const*>(host_table);
-    std::fprintf(stderr, "weft offload: image registered for device type %d (version %u.%u): %td function(s), %td variable(s)\n",
-                 type, version >> 16, version & 0xffff,
-                 static_cast<void**>(table[1]) - static_cast<void**>(table[0]),
-                 (static_cast<void**>(table[3]) - static_cast<void**>(table[2])) / 2);
+    std::fprintf(
+        stderr, "weft offload: image registered for device type %d (version %u.%u): %td function(s), %td variable(s)\n",
+        type, version >> 16, version & 0xffff, static_cast<void**>(table[1]) - static_cast<void**>(table[0]),
+        (static_cast<void**>(table[3]) - static_cast<void**>(table[2])) / 2);
   }
   ensure_plugins();
   {
@@ -1038,7 +1073,8 @@ void register_image(unsigned version, const void* host_table, int type, const vo
 
 void unregister_image(unsigned version, const void* host_table, int type, const void* target_data) {
   {
-    std::lock_guard<std::mutex> g(images_lock);  // not held with a device's lock (initialised() nests them the other way)
+    std::lock_guard<std::mutex> g(
+        images_lock);  // not held with a device's lock (initialised() nests them the other way)
     for (auto it = images.begin(); it != images.end(); ++it) {
       if (it->host_table == host_table && it->type == type) {
         images.erase(it);

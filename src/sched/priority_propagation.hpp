@@ -23,6 +23,9 @@ namespace weft::sched {
 
 // WEFT_PRIORITY_* of weft.h. Process-wide (task-aware MPI may choose it before the runtime starts).
 extern std::atomic<int> propagation_mode;
+// Set by the first choice of another mode: until then there is nothing to shut down (and the code
+// that would is never mapped).
+inline std::atomic<bool> propagation_was_chosen{false};
 inline int propagation() { return propagation_mode.load(std::memory_order_relaxed); }
 // Modes that record edges (path, depth, detect).
 inline bool propagation_records(int mode) { return mode >= 2; }

@@ -816,7 +816,7 @@ int start_runtime(const door_options& options) {
     atexit_registered = true;
     std::atexit(at_exit);
   }
-  start_watchdog();
+  if (cfg.watchdog_seconds) start_watchdog();  // tested here: its code is not mapped otherwise
   if (cfg.display_env) {
     std::fprintf(stderr,
                  "weft: runtime in use: weft %d.%d (%s), %d worker(s)\n%s  cores in the affinity mask: %d (worker 0 on "
@@ -860,7 +860,7 @@ int stop_runtime() {
     while (ps->current_group) taskgroup_end(*w);
     ps->domain.clear(*w);
   }
-  weft::sched::propagation_shutdown(*w);
+  if (weft::sched::propagation_was_chosen.load(std::memory_order_relaxed)) weft::sched::propagation_shutdown(*w);
   rt->stopping.store(true, std::memory_order_seq_cst);
   int n = rt->worker_count.load(std::memory_order_acquire);
   for (int i = 0; i < n; ++i) weft::sched::idle_park::wake(rt->workers[i]->sleep_word);

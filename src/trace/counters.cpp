@@ -41,11 +41,14 @@ struct papi_library {
 std::mutex setup_lock;
 papi_library papi;
 bool papi_ready = false;
-std::vector<std::string> names;           // the counters asked for
-std::vector<std::uint32_t> kinds_of;      // their kind ids (category_counter)
-bool reported = false;                    // one message per session about a failing counter
+// Never destroyed: a destructor at exit would run (and map) this file's code in every program.
+std::vector<std::string>& names = *new std::vector<std::string>;         // the counters asked for
+std::vector<std::uint32_t>& kinds_of = *new std::vector<std::uint32_t>;  // their kind ids (category_counter)
+bool reported = false;  // one message per session about a failing counter
 
-unsigned long thread_id() { return static_cast<unsigned long>(pthread_self()); }
+unsigned long thread_id() {
+  return static_cast<unsigned long>(pthread_self());
+}
 
 template <class F>
 bool bind(void* lib, const char* name, F& out) {
@@ -85,15 +88,17 @@ bool begin_counters(const std::string& spec) {
   if (!papi_ready) {
     void* lib = nullptr;
     int version = 0;
-    for (auto [soname, major] : {std::pair{"libpapi.so.7.0", 7}, std::pair{"libpapi.so.7", 7}, std::pair{"libpapi.so.6.0", 6},
-                                 std::pair{"libpapi.so", 0}}) {
+    for (auto [soname, major] : {std::pair{"libpapi.so.7.0", 7}, std::pair{"libpapi.so.7", 7},
+                                 std::pair{"libpapi.so.6.0", 6}, std::pair{"libpapi.so", 0}}) {
       if ((lib = dlopen(soname, RTLD_NOW | RTLD_LOCAL))) {
         version = major;
         break;
       }
     }
     if (!lib) {
-      std::fprintf(stderr, "weft: WEFT_TRACE_COUNTERS: PAPI is not installed (libpapi.so not found); tracing without counters\n");
+      std::fprintf(
+          stderr,
+          "weft: WEFT_TRACE_COUNTERS: PAPI is not installed (libpapi.so not found); tracing without counters\n");
       return false;
     }
     bool ok = bind(lib, "PAPI_library_init", papi.library_init) && bind(lib, "PAPI_thread_init", papi.thread_init) &&
@@ -103,7 +108,8 @@ bool begin_counters(const std::string& spec) {
               bind(lib, "PAPI_cleanup_eventset", papi.cleanup_eventset) &&
               bind(lib, "PAPI_destroy_eventset", papi.destroy_eventset) && bind(lib, "PAPI_strerror", papi.strerror);
     if (!ok) {
-      std::fprintf(stderr, "weft: WEFT_TRACE_COUNTERS: the PAPI library lacks functions weft uses; tracing without counters\n");
+      std::fprintf(stderr,
+                   "weft: WEFT_TRACE_COUNTERS: the PAPI library lacks functions weft uses; tracing without counters\n");
       return false;
     }
     // PAPI_VER_CURRENT: the major and minor version in the top bytes.
