@@ -559,4 +559,16 @@ void display_environment(bool verbose) {
   std::fputs(out.c_str(), stderr);
 }
 
+// Parsed at load, like libgomp, so the first query already sees the environment. A dynamic
+// initialiser of this file, after the_settings's: a constructor elsewhere may run before this
+// file's initialisers (the link order decides), which then reset what it had read.
+namespace {
+struct load_door {
+  load_door() {
+    read_environment();
+    if (config().display_env) display_environment(config().display_env == 2);
+  }
+} const door_loaded;
+}  // namespace
+
 }  // namespace weft::omp

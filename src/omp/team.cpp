@@ -690,12 +690,6 @@ void run_parallel(void (*fn)(void*), void* data, unsigned requested, unsigned fl
   std::abort();
 }
 
-// Parsed at load, like libgomp, so the first query already sees the environment.
-__attribute__((constructor)) void load_door() {
-  read_environment();
-  if (config().display_env) display_environment(config().display_env == 2);
-}
-
 }  // namespace weft::omp
 
 using namespace weft::omp;
