@@ -428,7 +428,8 @@ icvs& writable_icvs() {
   task* t = w.current;
   // Relaxed: creators read it for their own later tasks (a change made by another member meanwhile
   // is not ordered with them anyway).
-  if (!m.crew->icvs_diverged.load(std::memory_order_relaxed)) m.crew->icvs_diverged.store(true, std::memory_order_relaxed);
+  if (!m.crew->icvs_diverged.load(std::memory_order_relaxed))
+    m.crew->icvs_diverged.store(true, std::memory_order_relaxed);
   // Implicit tasks (and roots) hold the thread's values; frames of included tasks are roots that
   // own their ICVs.
   if (t != m.icv_writer && ((t->door_bits & door_own_icvs) || !(t->flags & core::flag_root))) {
