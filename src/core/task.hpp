@@ -145,6 +145,9 @@ struct alignas(64) taskgroup {
   std::atomic<std::int64_t> pending;  // descendants not finished (+ in_taskwait while waited on)
   taskgroup* outer;                   // enclosing group opened by the same task
   std::atomic<bool> cancelled;        // OpenMP cancel taskgroup: tasks not yet started are skipped
+  // The OpenMP door's group around a worksharing construct's task reduction: `cancel taskgroup`
+  // in its tasks cancels the enclosing group instead, as in libgomp (the program never named it).
+  bool hidden;
   task* owner;                        // the task that opened it
   void* reductions;                   // OpenMP task-reduction descriptor registered in it, or null
   std::atomic<fiber::context*> waiting_context;  // the context parked in taskgroup end, its ticket

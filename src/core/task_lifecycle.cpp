@@ -753,6 +753,7 @@ int taskgroup_begin(worker& w) {
   g->outer = ps.current_group;
   g->waiting_context.store(nullptr, std::memory_order_relaxed);
   g->cancelled.store(false, std::memory_order_relaxed);
+  g->hidden = false;
   g->owner = w.current;
   g->reductions = nullptr;
   ps.current_group = g;

@@ -228,7 +228,9 @@ inline void copy_arguments(char* dst, const char* src, std::size_t n) {
   // Outside any parallel region a task runs at once, as libgomp runs it there (a program that
   // reads a task's result without taskwait there behaves the same on both). A dependent one waits
   // for its predecessors first, which in the sequential part have all run already unless a
-  // detached task is unfulfilled. A detached task itself stays deferred: its creator fulfils it.
+  // detached task is unfulfilled. A detached one runs at once there too, and its creator waits for
+  // the fulfilment, as on libgomp. In a team a detached task stays deferred: its creator may be
+  // the one that fulfils it.
   // In a team, a task also runs at once while 64 of this thread's tasks wait in its queues:
   // libgomp's rule (64 per thread), which makes a recursion nearly sequential on each thread while
   // thieves still find 64 to take (an unbalanced tree of 3M tasks on 2 threads: 0.54x the time of
@@ -243,9 +245,9 @@ inline void copy_arguments(char* dst, const char* src, std::size_t n) {
   auto room = [&w] { return w.nesting < core::max_nesting || (w.context->stack_low && core::stack_has_room(w)); };
   bool run_now =
       (crew.level == 0 ||
-       ((crew.size == 1 || !(r.flags & GOMP_TASK_FLAG_DEPEND)) &&
+       ((crew.size == 1 || !(r.flags & GOMP_TASK_FLAG_DEPEND)) && !(r.flags & GOMP_TASK_FLAG_DETACH) &&
         (w.local_count >= queued_per_thread || w.queue->owner_holds_at_least(queued_per_thread)))) &&
-      !(r.flags & GOMP_TASK_FLAG_DETACH) && room();
+      room();
   bool undeferred = !r.if_clause || (creator->door_bits & door_final) || run_now;
   if (undeferred && !(r.flags & (GOMP_TASK_FLAG_DEPEND | GOMP_TASK_FLAG_DETACH)) && !s.cancellation &&
       (run_now || room())) {
@@ -585,7 +587,10 @@ GOMP_API bool GOMP_cancel(int which, bool do_cancel) {
       return true;
     case GOMP_CANCEL_TASKGROUP: {
       worker& w = self();
-      if (weft::core::taskgroup* g = innermost_group(w)) g->cancelled.store(true, std::memory_order_relaxed);
+      if (weft::core::taskgroup* g = innermost_group(w)) {
+        if (g->hidden && g->outer) g = g->outer;  // a worksharing task reduction's own group
+        g->cancelled.store(true, std::memory_order_relaxed);
+      }
       return true;
     }
     default:

@@ -71,9 +71,12 @@ void publish(member& m) {
   m.ws->stage.store(3 * m.ws_index + 2, std::memory_order_release);
 }
 
+// The taskgroup of a worksharing construct's task reduction (hidden from cancel taskgroup).
 core::taskgroup* open_group(worker& w) {
   core::taskgroup_begin(w);
-  return core::state_of(w, w.current).current_group;
+  core::taskgroup* g = core::state_of(w, w.current).current_group;
+  g->hidden = true;
+  return g;
 }
 
 void start_extras(member& m, workshare& ws, std::uintptr_t* reductions, void** mem) {

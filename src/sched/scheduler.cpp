@@ -229,14 +229,16 @@ void at_exit() {
   runtime* rt = instance;
   if (!rt) return;
   worker* w = current_worker;
-  std::int64_t live = live_tasks();
-  if (live > 0)
-    std::fprintf(stderr, "weft: the program exits with %lld task(s) still pending\n", static_cast<long long>(live));
   if (w && w->id == 0 && w->current == &w->root) {
+    std::int64_t live = live_tasks();
+    if (live > 0)
+      std::fprintf(stderr, "weft: the program exits with %lld task(s) still pending; running them first\n",
+                   static_cast<long long>(live));
     stop_runtime();
   } else {
-    if (live > 0) std::fprintf(stderr, "weft: exit() called from inside a task; not waiting for them\n");
-    // The workers still run: their buffers are read as they stand (the trace ends here).
+    // exit() from inside a task (or another thread): the process ends with whatever still runs,
+    // silently, as on libgomp (an error path's exit() is no runtime error). The workers still run:
+    // their trace buffers are read as they stand (the trace ends here).
     if (trace::on) write_trace(*rt, false);
   }
 }

@@ -2,7 +2,9 @@
  * With cancellation on: code after an activated cancel does not run, tasks of the cancelled
  * taskgroup that start afterwards stop at their first cancellation point (or are discarded), tasks
  * outside the taskgroup and of an enclosing taskgroup are unaffected, cancellation inside a
- * taskloop (its implicit taskgroup). With it off: everything runs. */
+ * taskloop (its implicit taskgroup), and cancellation from the tasks of a worksharing loop's task
+ * reduction, which cancels the taskgroup around the loop (libgomp's binding: the reduction's own
+ * group is not one the program named). With it off: everything runs. */
 #include "omp_test.h"
 
 int main(void) {
@@ -114,6 +116,50 @@ int main(void) {
     for (int i = 0; i < 200; i++) total += done[i];
     if (on) CHECK(done[10] == 0, "taskloop iteration went on after cancel");
     else CHECK(total == 200, "no cancellation: %d of 200 done", total);
+  }
+  PHASE("cancel taskgroup in the tasks of a worksharing task reduction");
+  for (int rep = 0; rep < 10; rep++) {
+    int sum = 0, iterations = 0, later = 0, outside = 0;
+    #pragma omp parallel shared(sum, iterations, later, outside)
+    {
+      #pragma omp taskgroup
+      {
+        #pragma omp for reduction(task, + : sum)
+        for (int i = 0; i < 40; i++) {
+          #pragma omp atomic
+          iterations++;
+          #pragma omp task in_reduction(+ : sum)
+          {
+            sum += 1;
+            #pragma omp cancel taskgroup
+          }
+        }
+        /* the loop's tasks cancelled the taskgroup around the loop: this task is discarded */
+        #pragma omp task shared(later)
+        {
+          #pragma omp atomic
+          later++;
+        }
+      }
+      /* no taskgroup encloses this one */
+      #pragma omp task shared(outside)
+      {
+        #pragma omp atomic
+        outside++;
+      }
+    }
+    int team = 0;
+    #pragma omp parallel
+    #pragma omp single
+    team = omp_get_num_threads();
+    CHECK(iterations == 40, "the loop ran %d of 40 iterations", iterations);
+    CHECK(outside == team, "%d of %d tasks outside the cancelled taskgroups ran", outside, team);
+    if (on) {
+      CHECK(later == 0, "%d task(s) created in the cancelled taskgroup after the loop ran", later);
+      CHECK(sum >= 1 && sum <= 40, "reduction of the tasks that ran: %d", sum);
+    } else {
+      CHECK(later == team && sum == 40, "no cancellation: later %d of %d, sum %d of 40", later, team, sum);
+    }
   }
   PASS();
 }

@@ -3,7 +3,8 @@
  * after the body ran), from a child task of the detached task (typically after the body
  * returned), and, with two or more threads, deterministically after the body by another thread
  * while the encountering thread waits in an undeferred detached task. Completion is observed via
- * a dependent task, taskwait, taskgroup and the region's barrier. */
+ * a dependent task, taskwait, taskgroup and the region's barrier. Outside any parallel region a
+ * detached task runs at once, as on libgomp (which waits there for its event). */
 #include "omp_test.h"
 #include <sched.h>
 
@@ -11,6 +12,18 @@ static int fulfilled_flag[64];
 
 int main(void) {
   int T = omp_test_threads();
+
+  PHASE("outside any parallel region");
+  for (int i = 0; i < 5; i++) {
+    omp_event_handle_t ev;
+    int ran = 0;
+    #pragma omp task detach(ev) shared(ran)
+    {
+      ran = 1;
+      omp_fulfill_event(ev);
+    }
+    CHECK(ran == 1, "a detached task created outside any parallel region had not run after its construct");
+  }
 
   PHASE("fulfill inside the body");
   #pragma omp parallel
