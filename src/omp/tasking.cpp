@@ -243,11 +243,10 @@ inline void copy_arguments(char* dst, const char* src, std::size_t n) {
   const team& crew = *current().crew;
   // Asked only of a task that may run at once (most are deferred: no look at the stack then).
   auto room = [&w] { return w.nesting < core::max_nesting || (w.context->stack_low && core::stack_has_room(w)); };
-  bool run_now =
-      (crew.level == 0 ||
-       ((crew.size == 1 || !(r.flags & GOMP_TASK_FLAG_DEPEND)) && !(r.flags & GOMP_TASK_FLAG_DETACH) &&
-        (w.local_count >= queued_per_thread || w.queue->owner_holds_at_least(queued_per_thread)))) &&
-      room();
+  bool run_now = (crew.level == 0 ||
+                  ((crew.size == 1 || !(r.flags & GOMP_TASK_FLAG_DEPEND)) && !(r.flags & GOMP_TASK_FLAG_DETACH) &&
+                   (w.local_count >= queued_per_thread || w.queue->owner_holds_at_least(queued_per_thread)))) &&
+                 room();
   bool undeferred = !r.if_clause || (creator->door_bits & door_final) || run_now;
   if (undeferred && !(r.flags & (GOMP_TASK_FLAG_DEPEND | GOMP_TASK_FLAG_DETACH)) && !s.cancellation &&
       (run_now || room())) {
