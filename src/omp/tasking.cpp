@@ -248,7 +248,7 @@ inline void copy_arguments(char* dst, const char* src, std::size_t n) {
                    (w.local_count >= queued_per_thread || w.queue->owner_holds_at_least(queued_per_thread)))) &&
                  room();
   bool undeferred = !r.if_clause || (creator->door_bits & door_final) || run_now;
-  if (undeferred && !(r.flags & (GOMP_TASK_FLAG_DEPEND | GOMP_TASK_FLAG_DETACH)) && !s.cancellation &&
+  if (undeferred && !(r.flags & (GOMP_TASK_FLAG_DEPEND | GOMP_TASK_FLAG_DETACH)) &&
       (run_now || room())) {
     bool final = (r.flags & GOMP_TASK_FLAG_FINAL) || (creator->door_bits & door_final);
     if (r.cpyfn || r.has_bounds)
