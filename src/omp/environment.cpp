@@ -214,7 +214,6 @@ void parse_places(settings& s) {
   const char* text = env("OMP_PLACES");
   if (!text) return;
   const char* p = skip_space(text);
-  s.places_text = text;
   static const char* const names[] = {"threads", "cores", "sockets", "ll_caches", "numa_domains"};
   for (const char* name : names) {
     const char* q = p;
@@ -469,6 +468,7 @@ void read_environment() {
   parse_schedule(s);
   parse_proc_bind(s);
   parse_places(s);
+  if (s.bind_list.empty() && s.num_places > 0) s.bind_list.push_back(1);  // places given: bind-var true (libgomp)
   parse_stacksize(s);
   parse_allocator(s);
   bool b;
@@ -530,13 +530,28 @@ void display_environment(bool verbose) {
   out += "'\n  OMP_SCHEDULE = '";
   out += (s.initial.run_sched & static_cast<int>(sched_monotonic)) && kind != sched_static ? "MONOTONIC:" : "";
   out += sched_names[kind >= 1 && kind <= 4 ? kind : 0];
-  out += "," + std::to_string(s.initial.run_chunk) + "'\n  OMP_PROC_BIND = '";
+  // The chunk when it is not the kind's default (static: 0, the others: 1), as libgomp shows it.
+  if (s.initial.run_chunk != (kind == sched_static ? 0 : 1)) out += "," + std::to_string(s.initial.run_chunk);
+  out += "'\n  OMP_PROC_BIND = '";
   if (s.bind_list.empty()) {
     out += "FALSE";
   } else {
     for (std::size_t i = 0; i < s.bind_list.size(); ++i) out += std::string(i ? "," : "") + bind_names[s.bind_list[i]];
   }
-  out += "'\n  OMP_PLACES = '" + (s.places_text.empty() ? std::string() : s.places_text) + "'\n";
+  // The places as processor lists, runs of consecutive ids as start:length: {0:4},{4:4}.
+  out += "'\n  OMP_PLACES = '";
+  for (std::size_t i = 0; i < s.places.size(); ++i) {
+    const std::vector<int>& ids = s.places[i];
+    out += i ? ",{" : "{";
+    for (std::size_t a = 0; a < ids.size();) {
+      std::size_t b = a + 1;
+      while (b < ids.size() && ids[b] == ids[b - 1] + 1) ++b;
+      out += (a ? "," : "") + std::to_string(ids[a]) + (b - a > 1 ? ":" + std::to_string(b - a) : "");
+      a = b;
+    }
+    out += "}";
+  }
+  out += "'\n";
   out += "  OMP_STACKSIZE = '" + std::to_string(s.stacksize) + "'\n";
   out += std::string("  OMP_WAIT_POLICY = '") + (s.wait_policy == 1 ? "ACTIVE" : "PASSIVE") + "'\n";
   out += "  OMP_THREAD_LIMIT = '" + std::to_string(s.initial.thread_limit) + "'\n";

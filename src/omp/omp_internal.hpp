@@ -53,7 +53,6 @@ struct settings {
   int num_places = 0;         // places parsed from OMP_PLACES (0: none)
   std::vector<std::vector<int>> places;
   int num_teams = 0, teams_thread_limit = 0;
-  std::string places_text;
   bool display_affinity = false;  // OMP_DISPLAY_AFFINITY
   std::string affinity_format;    // affinity-format-var (set at load; affinity_display.cpp guards it)
   std::string allocator_text;     // OMP_ALLOCATOR as given, when it made a new allocator

@@ -1,0 +1,51 @@
+/* OMP_PLACES without OMP_PROC_BIND (set by the CTest registration: OMP_PLACES=threads, or an
+ * explicit list): bind-var is true, as libgomp sets it, inside and outside a region; the places
+ * are counted; OMP_DISPLAY_ENV's block shows OMP_PROC_BIND 'TRUE' and the places as processor
+ * lists in braces (libgomp's form), the schedule without its default chunk. */
+#include "omp_test.h"
+
+/* omp_display_env's block, read back from a temporary file that stands in for stderr. */
+static void display_block(char *out, size_t size) {
+  fflush(stderr);
+  int saved = dup(2);
+  FILE *f = tmpfile();
+  CHECK(saved >= 0 && f != NULL, "cannot redirect stderr");
+  dup2(fileno(f), 2);
+  omp_display_env(0);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  rewind(f);
+  size_t n = fread(out, 1, size - 1, f);
+  out[n] = 0;
+  fclose(f);
+}
+
+int main(void) {
+  CHECK(getenv("OMP_PLACES") != NULL && getenv("OMP_PROC_BIND") == NULL,
+        "the harness must set OMP_PLACES and leave OMP_PROC_BIND unset");
+
+  PHASE("bind-var");
+  CHECK(omp_get_proc_bind() == omp_proc_bind_true, "proc bind %d outside a region, expected true",
+        (int)omp_get_proc_bind());
+  int inside = -1;
+  #pragma omp parallel
+  #pragma omp master
+  inside = (int)omp_get_proc_bind();
+  CHECK(inside == omp_proc_bind_true, "proc bind %d inside a region, expected true", inside);
+
+  PHASE("places");
+  int np = omp_get_num_places();
+  CHECK(np >= 1, "%d places", np);
+  for (int p = 0; p < np; p++) CHECK(omp_get_place_num_procs(p) >= 1, "place %d has no processor", p);
+
+  PHASE("display");
+  static char block[8192];
+  display_block(block, sizeof block);
+  CHECK(strstr(block, "OMP_PROC_BIND = 'TRUE'") != NULL, "display: no OMP_PROC_BIND = 'TRUE' in\n%s", block);
+  const char *places = strstr(block, "OMP_PLACES = '{");
+  CHECK(places != NULL, "display: the places are not shown as processor lists in\n%s", block);
+  CHECK(strstr(block, "OMP_SCHEDULE = 'DYNAMIC'\n") != NULL, "display: the default schedule is not 'DYNAMIC' in\n%s",
+        block);
+  PASS();
+}
