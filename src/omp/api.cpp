@@ -211,10 +211,7 @@ GOMP_API void omp_get_schedule(int* kind, int* chunk) {
 }
 
 GOMP_API int omp_get_proc_bind(void) {
-  const settings& s = config();
-  if (s.bind_list.empty()) return 0;
-  int pos = me ? me->icv.bind_pos : 0;
-  return s.bind_list[pos < static_cast<int>(s.bind_list.size()) ? pos : s.bind_list.size() - 1];
+  return me ? me->icv.bind : config().initial.bind;
 }
 GOMP_API int omp_get_num_places(void) {
   return config().num_places;

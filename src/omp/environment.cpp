@@ -469,6 +469,7 @@ void read_environment() {
   parse_proc_bind(s);
   parse_places(s);
   if (s.bind_list.empty() && s.num_places > 0) s.bind_list.push_back(1);  // places given: bind-var true (libgomp)
+  s.initial.bind = static_cast<std::int8_t>(s.bind_list.empty() ? 0 : s.bind_list[0]);
   parse_stacksize(s);
   parse_allocator(s);
   bool b;

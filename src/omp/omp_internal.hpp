@@ -32,6 +32,9 @@ struct icvs {
   int nthreads_pos;  // position of nthreads in the OMP_NUM_THREADS list (nested levels)
   int bind_pos;      // position in the OMP_PROC_BIND list
   bool dynamic;
+  // bind-var's value here (omp_proc_bind_t): OMP_PROC_BIND's entry for this level, else the
+  // enclosing region's proc_bind clause, as libgomp has it
+  std::int8_t bind;
   int max_active_levels;
   int run_sched;  // run-sched-var kind (with the monotonic bit)
   int run_chunk;
@@ -58,7 +61,9 @@ struct settings {
   std::string allocator_text;     // OMP_ALLOCATOR as given, when it made a new allocator
 };
 extern settings the_settings;  // environment.cpp; read on every task creation: no call for it
-inline settings& config() { return the_settings; }
+inline settings& config() {
+  return the_settings;
+}
 void read_environment();  // once, at library load
 void display_environment(bool verbose);
 

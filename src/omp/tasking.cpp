@@ -33,6 +33,9 @@ struct trampoline_header {
   void (*fn)(void*);
   std::uint32_t offset;
   bool carries_icvs;
+  // Skipped when its taskgroup or team is cancelled before it starts. Not a task whose data a
+  // copy constructor built (cpyfn): its body must run to destroy them, as libgomp runs it.
+  bool discardable;
   icvs icv;  // the creator's, when carries_icvs
 };
 
@@ -48,7 +51,7 @@ bool group_cancelled(task* t) {
 
 void trampoline(void* args) {
   auto* h = static_cast<trampoline_header*>(args);
-  if (config().cancellation) {
+  if (config().cancellation && h->discardable) {
     worker* w = core::current_worker;
     if (group_cancelled(w->current) || (me && me->crew->cancelled.load(std::memory_order_relaxed))) return;
   }
@@ -248,8 +251,7 @@ inline void copy_arguments(char* dst, const char* src, std::size_t n) {
                    (w.local_count >= queued_per_thread || w.queue->owner_holds_at_least(queued_per_thread)))) &&
                  room();
   bool undeferred = !r.if_clause || (creator->door_bits & door_final) || run_now;
-  if (undeferred && !(r.flags & (GOMP_TASK_FLAG_DEPEND | GOMP_TASK_FLAG_DETACH)) &&
-      (run_now || room())) {
+  if (undeferred && !(r.flags & (GOMP_TASK_FLAG_DEPEND | GOMP_TASK_FLAG_DETACH)) && (run_now || room())) {
     bool final = (r.flags & GOMP_TASK_FLAG_FINAL) || (creator->door_bits & door_final);
     if (r.cpyfn || r.has_bounds)
       run_included_copy(w, r, final);
@@ -282,6 +284,7 @@ inline void copy_arguments(char* dst, const char* src, std::size_t n) {
     h->fn = r.fn;
     h->offset = static_cast<std::uint32_t>(data_at - reinterpret_cast<std::uintptr_t>(dst));
     h->carries_icvs = carries_icvs;
+    h->discardable = r.cpyfn == nullptr;
     if (carries_icvs) h->icv = current().icv;
     if (trace::on)  // the trace names the outlined function, not the wrapper
       trace::record(w.trace, trace::event_type::task_label, core::trace_id(t), 0,

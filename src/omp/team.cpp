@@ -69,11 +69,17 @@ void stop_door() {
   me = nullptr;
 }
 
-icvs child_icvs(const icvs& parent) {
+// A new team's ICVs. bind-var: OMP_PROC_BIND's entry for the new level if the list has one,
+// else the region's proc_bind clause (flags & 7) unless either is false, else the enclosing value.
+icvs child_icvs(const icvs& parent, unsigned flags) {
   const settings& s = config();
   icvs c = parent;
   if (c.nthreads_pos + 1 < static_cast<int>(s.nthreads_list.size())) c.nthreads = s.nthreads_list[++c.nthreads_pos];
-  if (c.bind_pos + 1 < static_cast<int>(s.bind_list.size())) ++c.bind_pos;
+  const int clause = static_cast<int>(flags & 7);
+  if (c.bind_pos + 1 < static_cast<int>(s.bind_list.size()))
+    c.bind = static_cast<std::int8_t>(s.bind_list[++c.bind_pos]);
+  else if (c.bind != 0 && clause != 0)
+    c.bind = static_cast<std::int8_t>(clause);
   return c;
 }
 
@@ -519,7 +525,7 @@ void realign(team* t) {
   t->inner.arrived.store(0, std::memory_order_relaxed);
 }
 
-team* fork(worker& w, void (*fn)(void*), void* data, unsigned requested, unsigned, bool combined) {
+team* fork(worker& w, void (*fn)(void*), void* data, unsigned requested, unsigned flags, bool combined) {
   member& enc = current();
   int reserved;
   int n = team_size_for(enc, requested, reserved);
@@ -553,7 +559,7 @@ team* fork(worker& w, void (*fn)(void*), void* data, unsigned requested, unsigne
   t->reserved = reserved;
   t->level = enc.level + 1;
   t->active_level = enc.active_level + (n > 1);
-  t->child_icv = child_icvs(enc.icv);
+  t->child_icv = child_icvs(enc.icv, flags);
   t->icvs_diverged.store(false, std::memory_order_relaxed);
   t->fn = fn;
   t->data = data;

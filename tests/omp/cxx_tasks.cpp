@@ -1,5 +1,6 @@
 // C++ tasks: firstprivate class objects (copy constructor run through GOMP_task's cpyfn, every
-// copy destroyed exactly once), std::vector/std::string captures, lambdas called from tasks,
+// copy destroyed exactly once, also when their taskgroup is cancelled: run with and without
+// OMP_CANCELLATION=true), std::vector/std::string captures, lambdas called from tasks,
 // exceptions thrown and caught inside a task, task depend on vector elements, taskloop over
 // random-access iterators, std::atomic counters, a taskgroup task_reduction on a class with a
 // user-defined reduction.
@@ -56,6 +57,28 @@ int main() {
     for (int i = 0; i < 100; i++) CHECK(results[i] == 16 * i, "task %d result %d", i, results[i]);
     CHECK(live.load() == 0, "%ld Tracked objects leaked or destroyed twice", live.load());
     CHECK(copies.load() >= 100, "only %ld copies made for 100 firstprivate objects", copies.load());
+  }
+
+  PHASE("firstprivate class objects of tasks in a cancelled taskgroup");
+  {
+    // With OMP_CANCELLATION=true the first task cancels its taskgroup; the tasks whose copies a
+    // copy constructor made still run (and destroy them), as on libgomp.
+    int entered = 0;
+    #pragma omp parallel
+    #pragma omp single
+    #pragma omp taskgroup
+    {
+      for (int i = 0; i < 50; i++) {
+        Tracked t(i);
+        #pragma omp task firstprivate(t) shared(entered)
+        {
+          #pragma omp atomic
+          entered++;
+          #pragma omp cancel taskgroup
+        }
+      }
+    }
+    CHECK(live.load() == 0, "%ld firstprivate copies never destroyed (%d task bodies entered)", live.load(), entered);
   }
 
   PHASE("lambdas and exceptions inside tasks");
