@@ -1,6 +1,7 @@
 // The omp_* API: queries and setters of the ICVs, locks, timers, places, pause and the host device's
 // memory routines (allocators: allocators.cpp; affinity display: affinity_display.cpp).
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -226,8 +227,15 @@ GOMP_API void omp_get_place_proc_ids(int place, int* ids) {
   if (place < 0 || place >= s.num_places) return;
   for (std::size_t i = 0; i < s.places[place].size(); ++i) ids[i] = s.places[place][i];
 }
+// The place holding the CPU the thread runs on (workers are bound to cores, WEFT_BIND), or -1.
 GOMP_API int omp_get_place_num(void) {
-  return config().num_places ? 0 : -1;
+  const settings& s = config();
+  if (!s.num_places) return -1;
+  const int cpu = sched_getcpu();
+  for (int p = 0; p < s.num_places; ++p)
+    for (int id : s.places[p])
+      if (id == cpu) return p;
+  return -1;
 }
 GOMP_API int omp_get_partition_num_places(void) {
   return config().num_places;

@@ -1,6 +1,6 @@
 /* OMP_PLACES without OMP_PROC_BIND (set by the CTest registration: OMP_PLACES=threads, or an
  * explicit list): bind-var is true, as libgomp sets it, inside and outside a region; the places
- * are counted; OMP_DISPLAY_ENV's block shows OMP_PROC_BIND 'TRUE' and the places as processor
+ * are counted, and with OMP_PLACES=threads every thread of a team is in one; OMP_DISPLAY_ENV's block shows OMP_PROC_BIND 'TRUE' and the places as processor
  * lists in braces (libgomp's form), the schedule without its default chunk. */
 #include "omp_test.h"
 
@@ -38,6 +38,23 @@ int main(void) {
   int np = omp_get_num_places();
   CHECK(np >= 1, "%d places", np);
   for (int p = 0; p < np; p++) CHECK(omp_get_place_num_procs(p) >= 1, "place %d has no processor", p);
+  if (omp_test_env_is("OMP_PLACES", "threads") && np <= 64) {
+    /* one place per processor: every bound thread is in one (weft binds workers to its cores),
+     * and a team with as many threads as places has one in each */
+    int place[64], team = 0;
+    #pragma omp parallel num_threads(np)
+    {
+      #pragma omp single
+      team = omp_get_num_threads();
+      place[omp_get_thread_num()] = omp_get_place_num();
+    }
+    for (int i = 0; i < team; i++) {
+      CHECK(place[i] >= 0 && place[i] < np, "thread %d: omp_get_place_num() %d, expected a place in [0, %d)", i,
+            place[i], np);
+      for (int j = 0; j < i && team == np; j++)
+        CHECK(place[j] != place[i], "threads %d and %d of a team of %d are both in place %d", j, i, np, place[i]);
+    }
+  }
 
   PHASE("display");
   static char block[8192];
