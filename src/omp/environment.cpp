@@ -13,6 +13,7 @@
 #include <string>
 
 #include "omp/omp_internal.hpp"
+#include "sched/cpu_topology.hpp"
 
 namespace weft::omp {
 
@@ -226,19 +227,30 @@ void parse_places(settings& s) {
         q = skip_space(q + 1);
       }
       if (*q) return invalid("OMP_PLACES");
-      int cpus = cpus_in_mask();
-      int n = std::strcmp(name, "threads") == 0 || std::strcmp(name, "cores") == 0 ? cpus : 1;
-      if (count > 0 && count < n) n = static_cast<int>(count);
+      // The CPUs of the thread's mask: a place per CPU (threads), per core (its PUs in the mask),
+      // or one of them all (sockets, caches, NUMA domains: not told apart here).
       s.places.clear();
-      for (int i = 0; i < n; ++i) {
-        std::vector<int> ids;
-        if (n == cpus)
-          ids.push_back(i);
-        else
-          for (int c = 0; c < cpus; ++c) ids.push_back(c);
-        s.places.push_back(ids);
+      sched::cpu_mask mask;
+      if (!sched::cpu_mask::of_calling_thread(mask)) {
+        const int cpus = cpus_in_mask();
+        for (int c = 0; c < cpus; ++c) mask.set(static_cast<std::size_t>(c));
       }
-      s.num_places = n;
+      auto ids_of = [](const sched::cpu_mask& m) {
+        std::vector<int> ids;
+        for (std::size_t c = 0; c < m.size_bits(); ++c)
+          if (m.test(c)) ids.push_back(static_cast<int>(c));
+        return ids;
+      };
+      if (std::strcmp(name, "threads") == 0) {
+        for (int id : ids_of(mask)) s.places.push_back({id});
+      } else if (std::strcmp(name, "cores") == 0) {
+        for (const sched::cpu_mask& core : sched::cores_of(mask)) s.places.push_back(ids_of(core));
+      } else {
+        s.places.push_back(ids_of(mask));
+      }
+      if (count > 0 && static_cast<std::size_t>(count) < s.places.size())
+        s.places.resize(static_cast<std::size_t>(count));
+      s.num_places = static_cast<int>(s.places.size());
       return;
     }
   }
