@@ -232,6 +232,12 @@ int start_runtime(const door_options& options);
 int stop_runtime();
 // Called by stop_runtime before it waits for the tasks (a door's own teardown), when set.
 extern void (*stop_hook)();
+// In a child process made by fork() after the runtime started: the runtime's memory came along,
+// its worker threads did not. Nothing waits for them there (exit, finalize), and a door runs its
+// parallel regions with one thread (set by a pthread_atfork handler: free to read).
+extern bool forked_child;
+// Called in such a child first (a door forgets what its teams' threads held), when set.
+extern void (*fork_child_hook)();
 worker* add_worker(bool start_thread);  // caller holds grow_lock (or is starting the runtime)
 worker* recruit();                      // a pooled worker without a job, added when none is free
 void dispatch(worker& target, gang_job* job);

@@ -230,7 +230,7 @@ bool gang_scheduled(const member& enc) {
 // (its limit counts every thread the group has in parallel regions, at every level).
 int team_size_for(member& enc, unsigned requested, int& reserved) {
   long n = requested ? requested : enc.icv.nthreads;
-  if (enc.active_level >= enc.icv.max_active_levels) n = 1;
+  if (enc.active_level >= enc.icv.max_active_levels || core::forked_child) n = 1;  // (a child has no workers)
   if (n > enc.icv.thread_limit) n = enc.icv.thread_limit;
   if (n > core::max_workers) n = core::max_workers;
   if (n < 1) n = 1;
@@ -329,6 +329,9 @@ void start_door(int workers) {
   o.door = "OpenMP door";
   if (core::start_runtime(o) != WEFT_OK) fatal("the runtime could not start (see the message above)");
   core::stop_hook = stop_door;
+  core::fork_child_hook = [] {
+    for (home& h : homes) h.hot = nullptr;  // members on the parent's threads: kept, never disbanded
+  };
   core::door_role_get = [] { return static_cast<void*>(me); };
   core::door_role_set = [](void* m) { me = static_cast<member*>(m); };
   core::door_context_leave = stash_icvs;

@@ -227,7 +227,7 @@ void write_trace(runtime& rt, bool stopped) {
 
 void at_exit() {
   runtime* rt = instance;
-  if (!rt) return;
+  if (!rt || forked_child) return;  // a child of fork(): the workers to stop are its parent's
   worker* w = current_worker;
   if (w && w->id == 0 && w->current == &w->root) {
     std::int64_t live = live_tasks();
@@ -740,6 +740,8 @@ void throttle_check(worker& w) {
 }
 
 void (*stop_hook)() = nullptr;
+bool forked_child = false;
+void (*fork_child_hook)() = nullptr;
 
 int start_runtime(const door_options& options) {
   bool pooled = options.pooled;
@@ -817,6 +819,10 @@ int start_runtime(const door_options& options) {
   if (!atexit_registered) {
     atexit_registered = true;
     std::atexit(at_exit);
+    pthread_atfork(nullptr, nullptr, [] {
+      forked_child = true;
+      if (fork_child_hook) fork_child_hook();
+    });
   }
   if (cfg.watchdog_seconds) start_watchdog();  // tested here: its code is not mapped otherwise
   if (cfg.display_env) {
@@ -841,6 +847,7 @@ int stop_runtime() {
   worker* w = current_worker;
   if (!w) return WEFT_ERR_NOT_A_WORKER;
   if (w->id != 0 || w->current != &w->root || w->nesting != 0) return WEFT_ERR_BUSY;
+  if (forked_child) return WEFT_ERR_BUSY;  // its workers are the parent's: nothing here can stop them
   if (stop_hook) stop_hook();
   // Children of the main program, then every descendant they left behind. Redirect nodes need no
   // wait of their own: a node completes inside the finish of its last predecessor, before that
