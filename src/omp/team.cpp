@@ -47,6 +47,9 @@ task* implicit_of(worker& w, member& m) {
   return m.crew->sequential ? &w.root : &m.implicit;
 }
 
+// In a child of fork(): the hot teams it inherited (see start_door). Never destroyed.
+std::vector<team*>& teams_of_the_parent = *new std::vector<team*>;
+
 void disband(team* t) {
   if (t->bound > 1) {
     t->disband.store(true, std::memory_order_seq_cst);
@@ -330,7 +333,12 @@ void start_door(int workers) {
   if (core::start_runtime(o) != WEFT_OK) fatal("the runtime could not start (see the message above)");
   core::stop_hook = stop_door;
   core::fork_child_hook = [] {
-    for (home& h : homes) h.hot = nullptr;  // members on the parent's threads: kept, never disbanded
+    // Hot teams whose members are the parent's threads: kept (reachable), never disbanded.
+    for (home& h : homes)
+      if (h.hot) {
+        teams_of_the_parent.push_back(h.hot);
+        h.hot = nullptr;
+      }
   };
   core::door_role_get = [] { return static_cast<void*>(me); };
   core::door_role_set = [](void* m) { me = static_cast<member*>(m); };
