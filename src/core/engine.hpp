@@ -176,12 +176,13 @@ struct park_slot {
 template <class Done>
 worker& run_until(worker& w, Done&& done, const park_slot* slot = nullptr);
 // Waits until cond() holds, for a waker that makes it true and then calls wake_published on the
-// same slots. run_here(worker&) may run something the wait needs on this stack (true when it ran
-// something). Otherwise the context parks. cond() must read with seq_cst. Returns the worker the
-// wait ends on (another one when the context was untied and moved).
-template <class Cond, class RunHere>
-worker& wait_published(worker& w, std::atomic<fiber::context*>& slot_context, std::atomic<std::uint64_t>& slot_ticket,
-                       Cond&& cond, RunHere&& run_here, fiber::wait_kind why, const void* on);
+// slots that slots(worker&) returns (a park_slot; asked only when the context is about to park).
+// run_here(worker&) may run something the wait needs on this stack (true when it ran something).
+// Otherwise the context parks. cond() must read with seq_cst. Returns the worker the wait ends on
+// (another one when the context was untied and moved).
+template <class Slots, class Cond, class RunHere>
+worker& wait_published(worker& w, Slots&& slots, Cond&& cond, RunHere&& run_here, fiber::wait_kind why,
+                       const void* on);
 task* find_queued_work(worker& w);  // priority lanes, next, local buffer, queue, then stealing
 // The next task for w: the common cases (the depth-first successor, the local buffer) inline.
 inline task* find_work(worker& w) {

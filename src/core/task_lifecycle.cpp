@@ -184,8 +184,10 @@ void fully_done(worker& w, task* t) {
 }
 
 void notify_parent_by(worker& w, task* parent, std::int64_t finished) {
-  // acq_rel: the children's effects reach the parent's taskwait; the last child sees the parent's.
-  std::int64_t left = parent->pending.fetch_sub(finished, std::memory_order_acq_rel) - finished;
+  // The children's effects reach the parent's taskwait; the last child sees the parent's. seq_cst,
+  // with the state's load below: a parent that counted itself in (in_taskwait) makes its state
+  // only when it parks, and re-checks its count after that (see wait_published).
+  std::int64_t left = parent->pending.fetch_sub(finished, std::memory_order_seq_cst) - finished;
 #if WEFT_COUNT_CHECKS
   if (left < 0) {
     std::fprintf(stderr, "weft: internal error: a parent's child count went to %lld (finished %lld)\n",
@@ -194,10 +196,11 @@ void notify_parent_by(worker& w, task* parent, std::int64_t finished) {
   }
 #endif
   if (left == in_taskwait) {
-    // The parent waits in taskwait (it made its state before counting itself in): wake it. It may
-    // also have seen the count itself and gone on, even finished (descriptors are type-stable, a
-    // recycled one has no state or another task's, whose ticket will not match).
-    if (parent_state* ps = parent->state.load(std::memory_order_acquire))
+    // The parent waits in taskwait: wake it, unless it has no state yet (it has not parked, and
+    // sees this count when it re-checks after making one). It may also have seen the count itself
+    // and gone on, even finished (descriptors are type-stable, a recycled one has no state or
+    // another task's, whose ticket will not match).
+    if (parent_state* ps = parent->state.load(std::memory_order_seq_cst))
       wake_published(ps->waiting_context, ps->waiting_ticket);
   } else if (left == 0) {
     fully_done(w, parent);
@@ -553,7 +556,7 @@ int submit_plain(worker& w, task* t) {
     if (finish_linking(t, added)) predecessors_done(w, t, false);
     parent_state& waits = *parent->state.load(std::memory_order_acquire);
     worker& now = wait_published(
-        w, waits.waiting_context, waits.waiting_ticket,
+        w, [&waits](worker&) { return park_slot{waits.waiting_context, waits.waiting_ticket, nullptr}; },
         [t] { return t->waiter.load(std::memory_order_seq_cst) == undeferred_ready; }, [](worker&) { return false; },
         fiber::wait_kind::predecessors, t);
     t->waiter.store(-1, std::memory_order_relaxed);
@@ -665,7 +668,7 @@ void wait_group(worker& w, taskgroup* g) {
   if (g->pending.fetch_add(in_taskwait, std::memory_order_acq_rel) != 0) {
     // Members of g may run here (they are what the wait needs); anything else runs elsewhere.
     worker& now = wait_published(
-        w, g->waiting_context, g->waiting_ticket,
+        w, [g](worker&) { return park_slot{g->waiting_context, g->waiting_ticket, nullptr}; },
         [g] { return g->pending.load(std::memory_order_seq_cst) == in_taskwait; },
         [g](worker& v) {
           if (!stack_has_room(v)) return false;
@@ -702,7 +705,8 @@ parent_state& make_state(worker& w, task* t) {
     fresh = new parent_state;
   }
   // A child reporting an error may install a state concurrently (report_error): race for it.
-  if (t->state.compare_exchange_strong(ps, fresh, std::memory_order_acq_rel, std::memory_order_acquire)) return *fresh;
+  // seq_cst: a taskwait's parking makes its state here (see notify_parent_by).
+  if (t->state.compare_exchange_strong(ps, fresh, std::memory_order_seq_cst, std::memory_order_acquire)) return *fresh;
   keep_spare_state(w, fresh);
   return *ps;
 }
@@ -712,14 +716,16 @@ int taskwait(worker& w) {
   task* c = w.current;
   worker* now = &w;
   if (c->children_created != 0) {
-    parent_state& waits = state_of(w, c);  // before counting in: the last child looks here
     std::int64_t delta = body_running - c->children_created - in_taskwait;
-    // acq_rel: children that already finished are visible; the state is published.
-    if (c->pending.fetch_sub(delta, std::memory_order_acq_rel) - delta != in_taskwait) {
+    // seq_cst: children that already finished are visible, and this counting-in comes before the
+    // parent state a parking wait makes (the last child looks there, see notify_parent_by).
+    if (c->pending.fetch_sub(delta, std::memory_order_seq_cst) - delta != in_taskwait) {
       // Its own children run here while the stack has room: the wait needs them anyway, so
-      // nothing unrelated piles up above the waiting task. Otherwise the context parks.
+      // nothing unrelated piles up above the waiting task. Otherwise the context parks; only then
+      // does it need a parent state, where the last child finds it (a one-worker recursion never
+      // makes one: 40 instructions per waiting task).
       now = &wait_published(
-          w, waits.waiting_context, waits.waiting_ticket,
+          w, [c](worker& v) { parent_state& ps = state_of(v, c); return park_slot{ps.waiting_context, ps.waiting_ticket, nullptr}; },
           [c] { return c->pending.load(std::memory_order_seq_cst) == in_taskwait; },
           [](worker& v) {
             if (!stack_has_room(v)) return false;
@@ -732,7 +738,7 @@ int taskwait(worker& w) {
     c->pending.store(body_running, std::memory_order_relaxed);  // no child left to race with
     c->children_created = 0;
     // Every sibling has finished: their access records can only create pruned edges now.
-    waits.domain.clear(*now);
+    if (parent_state* ps = c->state.load(std::memory_order_acquire)) ps->domain.clear(*now);
   }
   parent_state* ps = c->state.load(std::memory_order_acquire);
   // A load first: an error a child installs after it is this wait's or the next one's either way.

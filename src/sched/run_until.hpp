@@ -10,9 +10,9 @@ namespace weft::core {
 
 inline constexpr int max_nesting = 256;
 
-template <class Cond, class RunHere>
-worker& wait_published(worker& w0, std::atomic<fiber::context*>& slot_context, std::atomic<std::uint64_t>& slot_ticket,
-                       Cond&& cond, RunHere&& run_here, fiber::wait_kind why, const void* on) {
+template <class Slots, class Cond, class RunHere>
+worker& wait_published(worker& w0, Slots&& slots, Cond&& cond, RunHere&& run_here, fiber::wait_kind why,
+                       const void* on) {
   worker* w = &w0;
   for (;;) {
     // The waited-for counts may sit in this worker's batch (when the next task here is a child
@@ -34,9 +34,12 @@ worker& wait_published(worker& w0, std::atomic<fiber::context*>& slot_context, s
     }
     std::uint64_t ticket = begin_wait(*w);
     // seq_cst (with the re-check below and the waker's reads): the waker either finds this
-    // ticket or the re-check sees the condition it made true.
-    slot_context.store(w->context, std::memory_order_seq_cst);
-    slot_ticket.store(ticket, std::memory_order_seq_cst);
+    // ticket or the re-check sees the condition it made true. The slots may be made here (a
+    // taskwait's parent state): made with seq_cst too, so that a waker that found none finished
+    // before the re-check below.
+    park_slot slot = slots(*w);
+    slot.context.store(w->context, std::memory_order_seq_cst);
+    slot.ticket.store(ticket, std::memory_order_seq_cst);
     if (cond()) return *w;
     w = &park(*w, ticket, why, on);
   }
