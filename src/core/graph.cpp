@@ -415,7 +415,6 @@ inline void prepare_open(worker& w, graph& g, task* t, taskgroup* group) {
 inline void count_opened(worker& w, graph& g, int a, std::uint32_t n) {
   g.owner->children_created += n;
   g.opened[a] += n;
-  worker_counters::bump(w.counters.tasks_created, n);
   worker_counters::bump(w.counters.graph_replayed, n);
   w.submitted.store(w.submitted.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
 }

@@ -67,9 +67,11 @@ struct role {
 };
 
 // Counters a single worker writes; summed by weft_get_stats. Relaxed single-writer updates.
+// Tasks created and completed are the worker's submitted and finished counts (below), less their
+// values at the last weft_reset_stats.
 struct worker_counters {
-  std::atomic<std::uint64_t> tasks_created{0};
-  std::atomic<std::uint64_t> tasks_completed{0};
+  std::atomic<std::int64_t> submitted_at_reset{0};
+  std::atomic<std::int64_t> finished_at_reset{0};
   std::atomic<std::uint64_t> edges_created{0};
   std::atomic<std::uint64_t> edges_elided{0};
   std::atomic<std::uint64_t> edges_pruned{0};
@@ -197,7 +199,8 @@ struct alignas(64) worker {
 
   worker_counters counters;
   trace::buffer trace;  // this worker's events (WEFT_TRACE); empty when tracing is off
-  // Live-task accounting for throttling: tasks submitted here minus tasks finished here.
+  // Live-task accounting for throttling: tasks submitted here minus tasks finished here (also the
+  // created and completed counts of weft_get_stats).
   alignas(64) std::atomic<std::int64_t> submitted{0};
   std::atomic<std::int64_t> finished{0};
   alignas(64) std::atomic<std::uint32_t> sleep_word{0};

@@ -265,7 +265,6 @@ void finish_body(worker& w, task* t) {
     graph_release(w, t);
   }
   // Counters first: once the group or the parent hears of t, a waiter may read them.
-  worker_counters::bump(w.counters.tasks_completed);
   w.finished.store(w.finished.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (taskgroup* g = t->group) {
     // Batched like the parent's count (see notify_parent and group_created).
@@ -494,7 +493,6 @@ int submit_plain(worker& w, task* t) {
   t->group = g;
   if (g) group_created(w, g);
   ++parent->children_created;
-  worker_counters::bump(w.counters.tasks_created);
   w.submitted.store(w.submitted.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (w.accesses.empty() && !undeferred) [[likely]] {
     // No dependence (fork-join): no predecessor can see t, it is ready now.

@@ -25,9 +25,10 @@ std::uint64_t progress_mark() {
   std::uint64_t sum = fiber::events_fulfilled();
   int n = rt.worker_count.load(std::memory_order_acquire);
   for (int i = 0; i < n; ++i) {
-    auto& c = rt.workers[i]->counters;
+    const worker& v = *rt.workers[i];
     // Not resumes: a yielding context (the finalize wait itself) resumes without progressing.
-    sum += c.tasks_completed.load(std::memory_order_relaxed) + c.tasks_created.load(std::memory_order_relaxed);
+    sum += static_cast<std::uint64_t>(v.finished.load(std::memory_order_relaxed) +
+                                      v.submitted.load(std::memory_order_relaxed));
   }
   return sum;
 }

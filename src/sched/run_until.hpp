@@ -18,11 +18,10 @@ worker& wait_published(worker& w0, Slots&& slots, Cond&& cond, RunHere&& run_her
     // The waited-for counts may sit in this worker's batch (when the next task here is a child
     // of the waiting one, the wait is not over: its count is reported with the last of them).
     // Only a taskgroup's wait needs this worker's group account settled.
-    if (!next_is_child(*w)) {
-      if (why == fiber::wait_kind::taskgroup)
-        flush_finished_children(*w);
-      else
-        flush_parent_batch(*w);
+    if (why == fiber::wait_kind::taskgroup) {
+      if (!next_is_child(*w)) flush_finished_children(*w);
+    } else if (w->batch_finished && !next_is_child(*w)) {
+      flush_parent_batch(*w);
     }
     if (cond()) {
       trace_busy(*w);

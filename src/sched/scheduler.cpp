@@ -939,10 +939,13 @@ int weft_get_stats(weft_stats_t* s) {
   *s = weft_stats_t{};
   int n = rt->worker_count.load(std::memory_order_acquire);
   for (int i = 0; i < n; ++i) {
-    auto& c = rt->workers[i]->counters;
-    auto get = [](const std::atomic<std::uint64_t>& v) { return v.load(std::memory_order_relaxed); };
-    s->tasks_created += get(c.tasks_created);
-    s->tasks_completed += get(c.tasks_completed);
+    worker& v = *rt->workers[i];
+    auto& c = v.counters;
+    auto get = [](const std::atomic<std::uint64_t>& x) { return x.load(std::memory_order_relaxed); };
+    s->tasks_created += static_cast<std::uint64_t>(v.submitted.load(std::memory_order_relaxed) -
+                                                   c.submitted_at_reset.load(std::memory_order_relaxed));
+    s->tasks_completed += static_cast<std::uint64_t>(v.finished.load(std::memory_order_relaxed) -
+                                                     c.finished_at_reset.load(std::memory_order_relaxed));
     s->edges_created += get(c.edges_created);
     s->edges_elided += get(c.edges_elided);
     s->edges_pruned += get(c.edges_pruned);
@@ -969,11 +972,14 @@ int weft_reset_stats(void) {
   // reset is only exact when the runtime is quiet (documented).
   int n = rt->worker_count.load(std::memory_order_acquire);
   for (int i = 0; i < n; ++i) {
-    auto& c = rt->workers[i]->counters;
-    for (auto* v : {&c.tasks_created, &c.tasks_completed, &c.edges_created, &c.edges_elided, &c.edges_pruned,
-                    &c.redirect_nodes, &c.steals, &c.throttle_waits, &c.max_live, &c.suspensions, &c.resumes,
-                    &c.graph_replayed, &c.graph_recordings})
-      v->store(0, std::memory_order_relaxed);
+    worker& v = *rt->workers[i];
+    auto& c = v.counters;
+    c.submitted_at_reset.store(v.submitted.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    c.finished_at_reset.store(v.finished.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    for (auto* counter : {&c.edges_created, &c.edges_elided, &c.edges_pruned, &c.redirect_nodes, &c.steals,
+                          &c.throttle_waits, &c.max_live, &c.suspensions, &c.resumes, &c.graph_replayed,
+                          &c.graph_recordings})
+      counter->store(0, std::memory_order_relaxed);
   }
   return WEFT_OK;
 }
