@@ -1,5 +1,7 @@
 #include "core/config.hpp"
 
+#include <dlfcn.h>
+#include <link.h>
 #include <strings.h>
 #include <weft/weft.h>
 
@@ -11,6 +13,38 @@
 namespace weft::core {
 
 namespace {
+
+// Whether the program (the executable, or a shared object of its own: one outside the system's
+// library directories and not weft's) has a thread-local storage segment: gcc's `threadprivate`,
+// C11 `_Thread_local`, C++ `thread_local`. Its copies belong to the kernel thread, so members of a
+// gang-scheduled region that share a worker, or run on the worker of a thread of an enclosing
+// team, would share them.
+bool program_keeps_thread_locals() {
+  struct scan {
+    const void* weft_base;
+    bool found;
+  } s{nullptr, false};
+  Dl_info self{};
+  if (dladdr(reinterpret_cast<const void*>(&program_keeps_thread_locals), &self)) s.weft_base = self.dli_fbase;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* data) {
+        auto& s = *static_cast<scan*>(data);
+        const char* name = info->dlpi_name ? info->dlpi_name : "";
+        bool executable = name[0] == '\0';  // the first object reported has no name
+        if (!executable) {
+          static const char* const system_dirs[] = {"/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/"};
+          if (!std::strchr(name, '/') || std::strstr(name, "libweft")) return 0;  // the vDSO, weft's own
+          for (const char* dir : system_dirs)
+            if (std::strncmp(name, dir, std::strlen(dir)) == 0) return 0;
+          if (reinterpret_cast<const void*>(info->dlpi_addr) == s.weft_base) return 0;  // weft as libgomp.so.1
+        }
+        for (int i = 0; i < info->dlpi_phnum; ++i)
+          if (info->dlpi_phdr[i].p_type == PT_TLS && info->dlpi_phdr[i].p_memsz > 0) s.found = true;
+        return s.found ? 1 : 0;
+      },
+      &s);
+  return s.found;
+}
 
 bool parse_int(const char* var, std::int64_t min, std::int64_t max, std::int64_t& out, std::string& error) {
   const char* text = std::getenv(var);
@@ -121,6 +155,11 @@ bool config::from_environment(config& c, std::string& error) {
     static const char* const names[] = {"off", "nested", "all"};
     static const gang_policy values[] = {gang_policy::off, gang_policy::nested, gang_policy::all};
     if (!parse_choice("WEFT_GANG", names, values, c.gang, error)) return false;
+    const char* text = std::getenv("WEFT_GANG");
+    if ((!text || !*text) && program_keeps_thread_locals()) {
+      c.gang = gang_policy::off;
+      c.gang_tls_note = " (the program has thread-local storage, e.g. threadprivate: nested regions get threads)";
+    }
   }
   {
     static const char* const names[] = {"active", "passive"};
@@ -179,7 +218,7 @@ std::string config::describe() const {
   line("WEFT_SCHEDULE", name(schedule));
   line("WEFT_STEAL", name(steal));
   line("WEFT_WAIT_POLICY", name(wait));
-  line("WEFT_GANG", name(gang), " (OpenMP regions run as fibers on the workers)");
+  line("WEFT_GANG", name(gang), gang_tls_note ? gang_tls_note : " (OpenMP regions run as fibers on the workers)");
   line("WEFT_MAX_PRIORITY", to_string(max_priority));
   line("WEFT_MAX_TASKS", to_string(max_tasks));
   line("WEFT_MAX_READY", to_string(max_ready));

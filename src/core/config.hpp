@@ -19,7 +19,10 @@ struct config {
   schedule_policy schedule = schedule_policy::depth;
   steal_policy steal = steal_policy::hybrid;
   wait_policy wait = wait_policy::passive;
-  gang_policy gang = gang_policy::nested;  // WEFT_GANG=off|nested|all
+  // WEFT_GANG=off|nested|all. Unset: nested, or off when the program keeps thread-local storage
+  // of its own (gang_tls_note then says so): fiber members sharing a worker would share it.
+  gang_policy gang = gang_policy::nested;
+  const char* gang_tls_note = nullptr;
   int max_priority = 8;
   std::int64_t max_tasks = 0;  // 0: default computed from the worker count
   std::int64_t max_ready = 0;  // per producer; 0: default
