@@ -364,6 +364,14 @@ fiber::context* take_yielded(worker& w, bool idle);
 fiber::context* take_throttled(worker& w);
 // A context this worker must resume (inbox), or null.
 fiber::context* take_resumable(worker& w);
+// Whether w holds work that only w can run: contexts to resume or parked here that resume only
+// here, yielded ones, ready tasks in its depth-first slot or local buffer. A wait that runs nothing
+// (a lock, an ordered turn) must step aside rather than block while this holds: what it waits
+// for may need that work.
+inline bool has_bound_work(const worker& w) {
+  return w.bound_parked || w.yielded || w.resume_next || w.next || w.local_count ||
+         w.inbox.load(std::memory_order_relaxed) || !w.parked_members.empty();
+}
 // True when waits on the running context may run what they wait for on its stack (a thread's own
 // stack, without a known bottom, always: max_nesting bounds it elsewhere).
 inline bool stack_has_room(const worker& w) {

@@ -228,6 +228,9 @@ struct alignas(64) worker {
   fiber::context thread_context;
   fiber::context* spare_fibers = nullptr;
   int spare_count = 0;
+  // Contexts parked here that can resume only here (a thread's stack, a tied task on it, a
+  // fiber-run member): owner only.
+  int bound_parked = 0;
   fiber::context* yielded = nullptr;
   fiber::context* resume_next = nullptr;  // taken from the inbox, not yet resumed (owner only)
   alignas(64) std::atomic<fiber::context*> inbox{nullptr};

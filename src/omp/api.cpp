@@ -30,6 +30,7 @@ void futex_wake_one(std::atomic<int>& word) {
 void lock_word(std::atomic<int>& word) {
   int c = 0;
   if (word.compare_exchange_strong(c, 1, std::memory_order_acquire, std::memory_order_relaxed)) return;
+  report_finished_before_waiting();
   for (int spins = 0; spins < 200; ++spins) {
     __builtin_ia32_pause();
     c = 0;
@@ -37,14 +38,17 @@ void lock_word(std::atomic<int>& word) {
         word.compare_exchange_weak(c, 1, std::memory_order_acquire, std::memory_order_relaxed))
       return;
   }
-  if (waits_must_yield()) {
-    // The holder may be a member parked on this worker: its turn comes while this one steps aside.
+  if (waits_must_yield() || worker_has_bound_work()) {
+    // The holder may be a member parked on this worker, or a tied task parked here: its turn comes
+    // while this one steps aside.
     auto free = [](void* v) { return static_cast<std::atomic<int>*>(v)->load(std::memory_order_relaxed) == 0; };
     for (;;) {
       c = 0;
       if (word.compare_exchange_strong(c, 1, std::memory_order_acquire, std::memory_order_relaxed)) return;
-      if (c == 2 && !waits_must_yield()) break;  // sleepers: the holder wakes one on unlock
+      // sleepers: the holder wakes one on unlock
+      if (c == 2 && !waits_must_yield() && !worker_has_bound_work()) break;
       yield_member(free, &word);
+      report_finished_before_waiting();  // what ran meanwhile may have left counts batched here
     }
   }
   c = word.exchange(2, std::memory_order_acquire);

@@ -23,10 +23,15 @@ namespace weft::omp {
 namespace {
 
 void relax(int& spins) {
+  if (spins == 0) report_finished_before_waiting();
   if (++spins < 64) {
     __builtin_ia32_pause();
-  } else if (waits_must_yield()) {
-    yield_member(nullptr, nullptr);  // the member it waits for may be a fiber of this worker
+  } else if (waits_must_yield() || worker_has_bound_work()) {
+    // What it waits for may need this worker: a member fiber of it, or a tied task parked here
+    // (a thread waiting for its ordered turn held the task its predecessor waited for). What ran
+    // meanwhile may have left counts batched here: out with them before waiting on.
+    yield_member(nullptr, nullptr);
+    report_finished_before_waiting();
   } else {
     sched_yield();  // teams may have more members than cores
   }

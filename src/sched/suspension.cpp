@@ -206,10 +206,15 @@ worker& park(worker& w, std::uint64_t ticket, fiber::wait_kind why, const void* 
   fiber::context* self = w.context;
   set_aside(w, self, why, on);
   if (self->portable) w.parked_members.push_back(self);
+  // Counted while it waits: only this worker can resume it (see has_bound_work).
+  const bool bound = self->thread_stack || self->tied_frames != 0 || self->portable;
+  if (bound) ++w.bound_parked;
   fiber::context* loop = spare_loop_fiber(w);
   enter_loop(w, loop);
   fiber::switch_to(self, loop, park_after, reinterpret_cast<void*>(static_cast<std::uintptr_t>(ticket)));
-  return *worker_after_switch();  // resumed, perhaps on another worker
+  worker& now = *worker_after_switch();  // resumed, perhaps on another worker (never when bound)
+  if (bound) --now.bound_parked;
+  return now;
 }
 
 worker& yield_until(worker& w, bool (*ready)(void*), void* arg, fiber::wait_kind why, fiber::context* to) {
