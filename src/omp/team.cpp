@@ -667,10 +667,22 @@ void launch(team* t) {
 void join(worker& w, team* t) {
   end_region(w, *t->members[0]);
   if (t->reserved) t->parent->cg->busy.fetch_sub(t->reserved, std::memory_order_relaxed);
-  if (t->fibers)
+  if (t->fibers) {
+    // A task made ready in a member's queue that is no task of this team (the successor of a
+    // detached task whose event a member fulfilled) would stay there once the team is gone: it
+    // goes to the queue of the worker member 0 is back on, where its parent's wait finds it.
+    worker& now = self();
+    bool moved = false;
+    for (auto& q : t->queues)
+      while (core::task* x = q->steal()) {
+        now.queue->push(x);
+        moved = true;
+      }
+    if (moved && now.crew) now.crew->park.notify_work();
     release_team(t);
-  else if (t != homes[w.id].hot)
+  } else if (t != homes[w.id].hot) {
     disband(t);
+  }
 }
 
 void run_initial_task(void (*fn)(void*), void* data, int thread_limit) {
