@@ -85,8 +85,9 @@ __attribute__((no_sanitize("thread", "address"))) std::string describe_running(r
   int n = rt.worker_count.load(std::memory_order_acquire);
   for (int i = 0; i < n; ++i) {
     worker& w = *rt.workers[i];
-    if ((!w.has_thread && i != 0) || w.sleep_word.load(std::memory_order_relaxed) == 1) continue;
-    // What it holds that another wait may need: ready tasks only it runs, counts not reported yet.
+    if (!w.has_thread && i != 0) continue;
+    // What it holds that another wait may need: ready tasks only it runs, counts not reported yet
+    // (a sleeping worker too).
     std::string held;
     auto add = [&held](std::int64_t n, const char* what) {
       if (n) held += (held.empty() ? "" : ", ") + std::to_string(n) + " " + what;
@@ -97,6 +98,7 @@ __attribute__((no_sanitize("thread", "address"))) std::string describe_running(r
     add(w.batch_finished, "finished child(ren) not yet counted out of their parent");
     add(w.group_owed, "finished task(s) not yet counted out of their taskgroup");
     if (!held.empty()) text += "  worker " + std::to_string(i) + " holds " + held + "\n";
+    if (w.sleep_word.load(std::memory_order_relaxed) == 1) continue;
     const task* t = w.current;
     if (!t || t == &w.root) continue;  // at its scheduling loop
     char at[32];
