@@ -39,6 +39,11 @@ struct gang {
   std::vector<sched::work_deque<task*>*> queues;
   std::vector<std::atomic<std::uint32_t>*> words;  // members' sleep words, for the park
   sched::idle_park park;
+  // Whether its members take tasks from the runtime's priority lanes, and put prioritised tasks
+  // there. The lanes are one per runtime: a nested OpenMP team (level 2 and deeper) keeps out of
+  // them, so that it never runs a prioritised task of an enclosing team (with the inner team's
+  // level and size) and its own prioritised tasks stay with it.
+  bool priority_lanes = true;
 
   // queues: one per member, or null for the workers' own deques.
   void assign(const int* ids, int n, sched::work_deque<task*>* const* queues = nullptr);

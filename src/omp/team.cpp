@@ -570,6 +570,7 @@ team* fork(worker& w, void (*fn)(void*), void* data, unsigned requested, unsigne
   t->reserved = reserved;
   t->level = enc.level + 1;
   t->active_level = enc.active_level + (n > 1);
+  t->crew.priority_lanes = t->level <= 1;  // a nested team never runs an enclosing team's tasks
   t->child_icv = child_icvs(enc.icv, flags);
   t->icvs_diverged.store(false, std::memory_order_relaxed);
   t->fn = fn;

@@ -139,7 +139,7 @@ task* steal(runtime& rt, worker& w) {
 }  // namespace
 
 bool work_visible(runtime& rt, const gang& g) {
-  if (rt.priority_ready.load(std::memory_order_relaxed) > 0) return true;
+  if (g.priority_lanes && rt.priority_ready.load(std::memory_order_relaxed) > 0) return true;
   for (auto* q : g.queues)
     if (!q->empty()) return true;
   return false;
@@ -258,7 +258,7 @@ void queue_ready(worker& w, task* t, bool may_run_next) {
     wake_published(ps->waiting_context, ps->waiting_ticket);
     return;
   }
-  if (sched::priority_of(t) > 0 || rt.cfg.schedule == schedule_policy::priority) {
+  if ((sched::priority_of(t) > 0 || rt.cfg.schedule == schedule_policy::priority) && w.crew->priority_lanes) {
     if (push_priority(rt, t)) {
       w.crew->park.notify_work();
       return;
@@ -286,7 +286,7 @@ task* find_queued_work(worker& w) {
   // back may be all there is left to run.
   if (w.deferred_n) [[unlikely]]
     graph_flush_deferred(w);
-  if (rt.priority_ready.load(std::memory_order_relaxed) > 0) {
+  if (rt.priority_ready.load(std::memory_order_relaxed) > 0 && w.crew->priority_lanes) {
     if (task* t = pop_priority(rt)) {
       // As after a steal (try_steal_from): one that finds more left wakes the next past the cores.
       if (rt.oversubscribed.load(std::memory_order_relaxed) && rt.priority_ready.load(std::memory_order_relaxed) > 0)
@@ -321,7 +321,7 @@ void spill_local(worker& w, int keep) {
 task* find_child_work(worker& w) {
   runtime& rt = *instance;
   task* parent = w.current;
-  if (rt.priority_ready.load(std::memory_order_relaxed) > 0) {
+  if (rt.priority_ready.load(std::memory_order_relaxed) > 0 && w.crew->priority_lanes) {
     if (task* t = pop_priority(rt)) {
       if (t->parent == parent) return t;
       if (!push_priority(rt, t)) w.queue->push(t);
