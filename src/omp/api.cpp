@@ -38,7 +38,7 @@ void lock_word(std::atomic<int>& word) {
         word.compare_exchange_weak(c, 1, std::memory_order_acquire, std::memory_order_relaxed))
       return;
   }
-  if (waits_must_yield() || worker_has_bound_work()) {
+  if (waits_must_yield()) {
     // The holder may be a member parked on this worker, or a tied task parked here: its turn comes
     // while this one steps aside.
     auto free = [](void* v) { return static_cast<std::atomic<int>*>(v)->load(std::memory_order_relaxed) == 0; };
@@ -46,7 +46,7 @@ void lock_word(std::atomic<int>& word) {
       c = 0;
       if (word.compare_exchange_strong(c, 1, std::memory_order_acquire, std::memory_order_relaxed)) return;
       // sleepers: the holder wakes one on unlock
-      if (c == 2 && !waits_must_yield() && !worker_has_bound_work()) break;
+      if (c == 2 && !waits_must_yield()) break;
       yield_member(free, &word);
       report_finished_before_waiting();  // what ran meanwhile may have left counts batched here
     }

@@ -243,19 +243,18 @@ inline void end_explicit_icvs(member& m, task* t) {
 // member whose turn it is) may be a fiber parked on this very worker: such waits give the context
 // up to the worker's loop instead of blocking or spinning in place.
 extern std::atomic<int> fiber_teams_live;
+// Whether a wait that runs no task (a lock, an ordered turn) must step aside rather than spin or
+// sleep: what it waits for may need this worker, as a member fiber of it (fiber teams exist) or as
+// work only this worker runs (core::has_bound_work: a tied task parked here, its local buffer...).
 inline bool waits_must_yield() {
-  return fiber_teams_live.load(std::memory_order_relaxed) > 0 && core::current_worker;
+  core::worker* w = core::current_worker;
+  return w && (fiber_teams_live.load(std::memory_order_relaxed) > 0 || (w->crew && core::has_bound_work(*w)));
 }
 // Before a wait that runs no task (a lock, an ordered turn, a work-share slot): the counts of
 // finished tasks this worker still batches go out, since a waiter elsewhere may need them (a thread
 // spinning for its ordered turn held the last count of a taskgroup its predecessor waited for).
 inline void report_finished_before_waiting() {
   if (core::worker* w = core::current_worker) core::flush_finished_children(*w);
-}
-// Whether the calling thread's worker holds work only it can run (core::has_bound_work).
-inline bool worker_has_bound_work() {
-  core::worker* w = core::current_worker;
-  return w && w->crew && core::has_bound_work(*w);
 }
 // Steps aside until ready(arg) holds (null: at once after other work had a turn).
 void yield_member(bool (*ready)(void*), void* arg);

@@ -26,7 +26,7 @@ void relax(int& spins) {
   if (spins == 0) report_finished_before_waiting();
   if (++spins < 64) {
     __builtin_ia32_pause();
-  } else if (waits_must_yield() || worker_has_bound_work()) {
+  } else if (waits_must_yield()) {
     // What it waits for may need this worker: a member fiber of it, or a tied task parked here
     // (a thread waiting for its ordered turn held the task its predecessor waited for). What ran
     // meanwhile may have left counts batched here: out with them before waiting on.
