@@ -275,7 +275,7 @@ extern void (*door_task_end)(worker&, task*);
 void adopt_role(worker& w, const role& r);
 // A member parked with this worker as owner whose team has ready tasks (its role needs this
 // worker's loop), or null.
-fiber::context* parked_member_with_work(worker& w);
+const role* parked_role_with_work(worker& w);
 // Gives the running context up until ready(arg) holds (the worker's loop runs other work, gang
 // members first, and resumes it): for waits on another member's progress (locks, ordered
 // turns) that may share this worker.
@@ -369,8 +369,8 @@ fiber::context* take_resumable(worker& w);
 // (a lock, an ordered turn) must step aside rather than block while this holds: what it waits
 // for may need that work.
 inline bool has_bound_work(const worker& w) {
-  return w.bound_parked || w.yielded || w.resume_next || w.next || w.local_count ||
-         w.inbox.load(std::memory_order_relaxed) || !w.parked_members.empty();
+  return !w.parked_roles.empty() || w.yielded || w.resume_next || w.next || w.local_count ||
+         w.inbox.load(std::memory_order_relaxed);
 }
 // True when waits on the running context may run what they wait for on its stack (a thread's own
 // stack, without a known bottom, always: max_nesting bounds it elsewhere).

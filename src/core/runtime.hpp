@@ -222,9 +222,16 @@ struct alignas(64) worker {
   // context, see set_aside), and the role this worker's own loop serves meanwhile.
   bool portable = false;
   role home{nullptr, &deque, nullptr};
-  // Fiber-run members parked with this worker as owner: while one's team has ready tasks, this
-  // worker's loop serves that member's role (nobody else may use its queue meanwhile).
-  std::vector<fiber::context*> parked_members;
+  // The roles of the contexts parked here that resume only here (a thread's stack, a tied task
+  // on it, a fiber-run member), each with how many: owner only. While one's team has ready tasks
+  // and this worker serves another role, its loop serves that one: nobody else may use the queue
+  // of a parked member (a fiber-run member's, or a nested team of one's, left when the worker
+  // resumed a context of an enclosing team).
+  struct parked_role {
+    role r;
+    int contexts;
+  };
+  std::vector<parked_role> parked_roles;
   std::unique_ptr<gang> own_gang;  // an adopted thread's gang of one
   // Execution contexts (see fiber/context.hpp). The running one, the thread's own stack, loop
   // fibers kept for the next suspension, contexts yielded here (resumed by this worker only), and
@@ -233,9 +240,6 @@ struct alignas(64) worker {
   fiber::context thread_context;
   fiber::context* spare_fibers = nullptr;
   int spare_count = 0;
-  // Contexts parked here that can resume only here (a thread's stack, a tied task on it, a
-  // fiber-run member): owner only.
-  int bound_parked = 0;
   fiber::context* yielded = nullptr;
   fiber::context* resume_next = nullptr;  // taken from the inbox, not yet resumed (owner only)
   alignas(64) std::atomic<fiber::context*> inbox{nullptr};

@@ -108,8 +108,8 @@ worker& run_until(worker& w0, Done&& done, const park_slot* slot) {
       w = &park(*w, ticket, fiber::wait_kind::barrier, slot->on);
       continue;
     }
-    // A member parked here has ready tasks that only this worker's loop may run (in its role).
-    if (!w->parked_members.empty() && parked_member_with_work(*w)) {
+    // A context parked here has ready tasks in its role that only this worker's loop may run.
+    if (!w->parked_roles.empty() && parked_role_with_work(*w)) {
       w = &yield_until(*w, ready, &done, fiber::wait_kind::barrier);
       continue;
     }

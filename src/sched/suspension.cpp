@@ -69,6 +69,27 @@ void yield_after(fiber::context* from, void*) {
   *tail = from;
 }
 
+void list_parked_role(worker& w, const role& r) {
+  for (auto& p : w.parked_roles)
+    if (p.r.queue == r.queue) {
+      ++p.contexts;
+      return;
+    }
+  w.parked_roles.push_back({r, 1});
+}
+
+void unlist_parked_role(worker& w, sched::work_deque<task*>* queue) {
+  auto& roles = w.parked_roles;
+  for (std::size_t i = 0; i < roles.size(); ++i)
+    if (roles[i].r.queue == queue) {
+      if (--roles[i].contexts == 0) {
+        roles[i] = roles.back();
+        roles.pop_back();
+      }
+      return;
+    }
+}
+
 // Saves the worker's view of the running context into it.
 void set_aside(worker& w, fiber::context* self, fiber::wait_kind why, const void* on) {
   // A replayed task run inline blocks: what it waits for may be a task recorded after it.
@@ -95,8 +116,8 @@ void set_aside(worker& w, fiber::context* self, fiber::wait_kind why, const void
   }
 }
 
-void serve_parked_role(worker& w, fiber::context* c) {
-  adopt_role(w, role{c->crew, static_cast<sched::work_deque<task*>*>(c->role_queue), c->role_door});
+void serve_parked_role(worker& w, const role& r) {
+  adopt_role(w, r);
   w.portable = true;
 }
 
@@ -111,15 +132,6 @@ void enter(worker& w, fiber::context* to) {
   // A context resumes in the role it had: a fiber-run member's anywhere, any other on the worker
   // it stepped aside on (which may serve another team by now: a nested region it entered since).
   // An untied context that moved keeps the role of the worker taking it, in the same gang.
-  if (to->portable) {
-    auto& parked = w.parked_members;
-    for (std::size_t i = 0; i < parked.size(); ++i)
-      if (parked[i] == to) {
-        parked[i] = parked.back();
-        parked.pop_back();
-        break;
-      }
-  }
   if (to->portable || to->owner.load(std::memory_order_relaxed) == w.id) {
     adopt_role(w, role{to->crew, static_cast<sched::work_deque<task*>*>(to->role_queue), to->role_door});
     w.portable = to->portable;
@@ -205,15 +217,15 @@ std::uint64_t begin_wait(worker& w) {
 worker& park(worker& w, std::uint64_t ticket, fiber::wait_kind why, const void* on) {
   fiber::context* self = w.context;
   set_aside(w, self, why, on);
-  if (self->portable) w.parked_members.push_back(self);
-  // Counted while it waits: only this worker can resume it (see has_bound_work).
+  // Listed while it waits: only this worker can resume it (see has_bound_work), and its role's
+  // queue may have nobody else to serve it (see parked_roles).
   const bool bound = self->thread_stack || self->tied_frames != 0 || self->portable;
-  if (bound) ++w.bound_parked;
+  if (bound) list_parked_role(w, role{w.crew, w.queue, self->role_door});
   fiber::context* loop = spare_loop_fiber(w);
   enter_loop(w, loop);
   fiber::switch_to(self, loop, park_after, reinterpret_cast<void*>(static_cast<std::uintptr_t>(ticket)));
   worker& now = *worker_after_switch();  // resumed, perhaps on another worker (never when bound)
-  if (bound) --now.bound_parked;
+  if (bound) unlist_parked_role(now, static_cast<sched::work_deque<task*>*>(self->role_queue));
   return now;
 }
 
@@ -270,9 +282,9 @@ fiber::context* take_resumable(worker& w) {
   return c;
 }
 
-fiber::context* parked_member_with_work(worker& w) {
-  for (fiber::context* c : w.parked_members)
-    if (work_visible(*instance, *c->crew)) return c;
+const role* parked_role_with_work(worker& w) {
+  for (const auto& p : w.parked_roles)
+    if (p.r.crew && p.r.queue != w.queue && work_visible(*instance, *p.r.crew)) return &p.r;
   return nullptr;
 }
 
@@ -341,8 +353,8 @@ void worker_loop() {
       // Gang members that stepped aside or parked here go on first (a pooled worker may run
       // members): a yielded one, or the role of a parked one whose team has ready tasks.
       if (w.yielded && resume_oldest_yielded(w)) continue;
-      if (fiber::context* c = parked_member_with_work(w)) {
-        serve_parked_role(w, c);
+      if (const role* r = parked_role_with_work(w)) {
+        serve_parked_role(w, *r);
         continue;
       }
       // Pooled (OpenMP door): wait for a team to serve, serve it, go back to the pool. The job
@@ -405,9 +417,9 @@ void worker_loop() {
     }
     // A parked member's team has ready tasks again (this loop left its role for other work, or
     // they were spilled there): serve that role.
-    if (fiber::context* c = parked_member_with_work(w)) {
+    if (const role* r = parked_role_with_work(w)) {
       spins = 0;
-      serve_parked_role(w, c);
+      serve_parked_role(w, *r);
       continue;
     }
     if (w.yielded && resume_oldest_yielded(w)) {

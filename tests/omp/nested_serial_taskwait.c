@@ -1,0 +1,54 @@
+/* Tasks of a nested region of one thread, waited for while the thread's worker has work of the
+ * enclosing team (found by a random-program search: weft hung). Each outer task opens a nested
+ * parallel region, inactive (max-active-levels 1), so a team of one with a queue of its own. Its
+ * taskwait parks (with 64 KiB stacks every wait parks), the worker resumes a context of the
+ * enclosing team (a barrier waiter that stepped aside), and the inner team's queue, which only that
+ * worker serves, kept the three children: the taskwait never ended. (With one outer thread the
+ * nested region is the first active level and has three threads.) */
+#include "omp_test.h"
+
+#define ROUNDS 40
+#define OUTER 5
+#define INNER 3
+
+static long spin(long x, int n) {
+  for (int i = 0; i < n; i++) {
+    x = x * 6364136223846793005L + 1442695040888963407L;
+    __asm__ volatile("" : "+r"(x));
+  }
+  return x;
+}
+
+int main(void) {
+  omp_set_max_active_levels(1);
+  long total = 0;
+#pragma omp parallel reduction(+: total)
+  {
+    for (int r = 0; r < ROUNDS; r++) {
+      long done[OUTER] = {0};
+      for (int j = 0; j < OUTER; j++) {
+#pragma omp task shared(done) firstprivate(j)
+        {
+#pragma omp parallel num_threads(3) shared(done)
+          {
+            long part[INNER] = {0};
+            for (int k = 0; k < INNER; k++) {
+#pragma omp task shared(part) firstprivate(k)
+              part[k] = (spin(k, 1000) & 1) + k + 1;
+            }
+#pragma omp taskwait
+            if (omp_get_thread_num() == 0) done[j] = part[0] + part[1] + part[2];
+          }
+        }
+      }
+#pragma omp single
+      total += spin(r, 20000) & 0;
+#pragma omp taskwait
+      for (int j = 0; j < OUTER; j++) CHECK(done[j] >= 6 && done[j] <= 9, "round %d task %d: %ld", r, j, done[j]);
+      total += OUTER;
+    }
+  }
+  long expect = (long)ROUNDS * OUTER * omp_get_max_threads();
+  CHECK(total == expect, "total %ld, expected %ld", total, expect);
+  PASS();
+}
