@@ -132,10 +132,15 @@ void enter(worker& w, team* t, int k) {
   w.current = &m.implicit;
   // Ready tasks this worker holds for the enclosing team stay with that team.
   core::adopt_role(w, core::role{&t->crew, t->queue_of[k], &m});
-  if (t->fibers)
+  if (t->fibers) {
     w.portable = true;  // the role travels with the member's context; the worker's loop keeps its home
-  else if (!w.portable)
-    w.home = core::role{w.crew, w.queue, me};  // the thread's own role
+  } else {
+    if (!w.portable) w.home = core::role{w.crew, w.queue, me};  // the thread's own role
+    // An implicit task is tied: the encountering context, perhaps an untied task's, stays on this
+    // worker while it is the member (its queue and its place in the team are this worker's). The
+    // other members run as jobs of pooled workers, tied there.
+    if (k == 0) ++w.context->tied_frames;
+  }
   if (config().display_affinity) display_affinity_on_entry(m);
 }
 
@@ -152,6 +157,7 @@ void leave(worker& w, member& m) {
     w.portable = encountering && m.saved_portable;
     return;
   }
+  if (m.thread_num == 0) --w.context->tied_frames;
   w.crew = m.saved_crew;
   w.queue = m.saved_queue;
   me = m.saved_me;
