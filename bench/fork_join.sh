@@ -12,9 +12,10 @@
 #   bench/fork_join.sh --proxy    the scaling proxy (issue 27): per-task system calls, page faults
 #                                 and context switches of weft at 1, 2 and 8 threads (8: more
 #                                 threads than cores) on fork-join, dependent and independent tasks
-#                                 and single/barrier loops; exit 1 when a count grows with the
-#                                 thread count (see PROXY_SLACK); past the core count the barrier
-#                                 loop's context switches are held to libgomp's instead
+#                                 and single/barrier loops, and under callgrind atomic
+#                                 read-modify-writes and instructions per task; exit 1 when a count
+#                                 grows with the thread count (see PROXY_SLACK); past the core count
+#                                 the barrier loop's context switches are held to libgomp's instead
 #
 # Environment:
 #   BUILD_DIR    build tree (configured if new)                          [<repo>/build-rel]
@@ -99,10 +100,11 @@ if [ "$mode" = proxy ]; then
   ((weft_door)) || die "libweft.so without the OpenMP door: no proxy"
   # Software events need no hardware counters (a VM has none); perf is linux-perf (scripts/setup.sh).
   events=raw_syscalls:sys_enter,page-faults,context-switches
+  perf_ok=1
   if ! perf stat -x, -e "$events" true >/dev/null 2>&1; then
-    # A machine without perf access measures nothing here: say so, fail nothing.
-    log "fork_join.sh --proxy: skipped: perf stat cannot count $events here (not installed, perf_event_paranoid, or no tracefs)"
-    exit 0
+    # A machine without perf access counts none of these: say so, fail nothing.
+    log "fork_join.sh --proxy: perf stat cannot count $events here (not installed, perf_event_paranoid, or no tracefs): those rows skipped"
+    perf_ok=0
   fi
   probes=$root/../shared/probes
   tmp=$(mktemp -d)
@@ -119,6 +121,15 @@ if [ "$mode" = proxy ]; then
     notes+=("shared/probes not found or not built: fork-join rows only")
   fi
   report=$RESULTS_DIR/proxy-$stamp.md
+  # check_growth WORKLOAD THREADS LABEL VALUE REFERENCE FACTOR PAD WHERE: a count per task over
+  # FACTOR x its reference + PAD is recorded as growth and fails the run.
+  check_growth() {
+    if awk -v p="$4" -v b="$5" -v k="$6" -v a="$7" 'BEGIN {exit !(p > k * b + a)}'; then
+      log "proxy: $1: $3 per task grew from $5 to $4 ($2 threads)"
+      echo "  - $1, $2 threads: $3 per task $4 against $5 $8" >>"$tmp/growth"
+      status=1
+    fi
+  }
   {
     echo "# Scaling proxy: per-task counts on weft (OpenMP door), by thread count"
     echo
@@ -129,7 +140,9 @@ if [ "$mode" = proxy ]; then
     echo "|---|---|---|---|---|---|"
   } >"$report"
   status=0
+  ((perf_ok)) || notes+=("perf stat could not count $events here: no such rows")
   for wl in "${workloads[@]}"; do
+    ((perf_ok)) || break
     IFS='|' read -r name count cmd <<<"$wl"
     base=()
     for t in $THREADS; do
@@ -177,15 +190,53 @@ if [ "$mode" = proxy ]; then
       else
         labels=(syscalls "page faults" "context switches")
         for i in 0 1 2; do
-          if awk -v p="${per[$i]}" -v b="${base[$i]}" -v k="$PROXY_SLACK" 'BEGIN {exit !(p > k * b + 0.01)}'; then
-            log "proxy: $name: ${labels[$i]} per task grew from ${base[$i]} (1 thread) to ${per[$i]} ($t threads)"
-            echo "  - $name, $t threads: ${labels[$i]} per task ${per[$i]} against ${base[$i]} on 1 thread" >>"$tmp/growth"
-            status=1
-          fi
+          check_growth "$name" "$t" "${labels[$i]}" "${per[$i]}" "${base[$i]}" "$PROXY_SLACK" 0.01 "on 1 thread"
         done
       fi
     done
   done
+  # Atomic read-modify-writes (x86 locked instructions: callgrind's "global bus events") and
+  # instructions per task, counted under callgrind, which runs one thread at a time: what the code
+  # executes per task, not what contention costs. A count that grows with the workers is a loop over
+  # them, or a retry, on the task path (the 16-core machine's cost that 2 cores cannot time).
+  if command -v valgrind >/dev/null 2>&1; then
+    {
+      echo
+      echo "Under callgrind (--collect-bus=yes), smaller sizes; 1 thread is no reference for fib (a team of one runs its tasks at once):"
+      echo
+      echo "| workload | threads | atomic RMW / task | instructions / task |"
+      echo "|---|---|---|---|"
+    } >>"$report"
+    cg_loads=("fib|8360|$fj fib 18")  # 2*fib(19)-2 tasks
+    [ -x "$tmp/dep_stencil" ] && cg_loads+=("dep_stencil|19968|$tmp/dep_stencil 19968 64" "indep|50000|$tmp/indep 50000")
+    for wl in "${cg_loads[@]}"; do
+      IFS='|' read -r name count cmd <<<"$wl"
+      ref=()
+      for t in $THREADS; do
+        out=$tmp/cg.out
+        # shellcheck disable=SC2086
+        if ! timeout $((TIMEOUT * 3)) env OMP_NUM_THREADS="$t" LD_PRELOAD="$libweft" valgrind --tool=callgrind \
+             --collect-bus=yes --callgrind-out-file="$out" $cmd >/dev/null 2>"$tmp/cg.err"; then
+          echo "| $name | $t | failed or timed out | |" >>"$report"
+          log "proxy: $name at $t threads under callgrind failed or timed out"
+          status=1
+          continue
+        fi
+        # The totals line of the profile: "summary: <Ir> <Ge>".
+        read -r ir ge < <(awk '/^summary:/ {print $2, $3}' "$out")
+        per=("$(awk -v v="${ge:-0}" -v n="$count" 'BEGIN {printf "%.3f", v / n}')"
+             "$(awk -v v="${ir:-0}" -v n="$count" 'BEGIN {printf "%.1f", v / n}')")
+        printf '| %s | %s | %s | %s |\n' "$name" "$t" "${per[0]}" "${per[1]}" >>"$report"
+        ((t == 1)) && continue
+        if ((${#ref[@]} == 0)); then ref=("${per[@]}"); continue; fi
+        # Against the first count above 1 thread: 1.5x, plus 0.5 atomics or 100 instructions.
+        check_growth "$name" "$t" "atomic RMWs" "${per[0]}" "${ref[0]}" 1.5 0.5 "at fewer threads (callgrind)"
+        check_growth "$name" "$t" instructions "${per[1]}" "${ref[1]}" 1.5 100 "at fewer threads (callgrind)"
+      done
+    done
+  else
+    notes+=("valgrind not found: no atomic or instruction counts")
+  fi
   {
     echo
     if [ -f "$tmp/growth" ]; then echo "Counts that grow with the thread count:"; cat "$tmp/growth"

@@ -71,17 +71,17 @@ void yield_after(fiber::context* from, void*) {
 
 void list_parked_role(worker& w, const role& r) {
   for (auto& p : w.parked_roles)
-    if (p.r.queue == r.queue) {
+    if (p.r.queue == r.queue && p.r.crew == r.crew) {
       ++p.contexts;
       return;
     }
   w.parked_roles.push_back({r, 1});
 }
 
-void unlist_parked_role(worker& w, sched::work_deque<task*>* queue) {
+void unlist_parked_role(worker& w, const gang* crew, const sched::work_deque<task*>* queue) {
   auto& roles = w.parked_roles;
   for (std::size_t i = 0; i < roles.size(); ++i)
-    if (roles[i].r.queue == queue) {
+    if (roles[i].r.queue == queue && roles[i].r.crew == crew) {
       if (--roles[i].contexts == 0) {
         roles[i] = roles.back();
         roles.pop_back();
@@ -225,7 +225,7 @@ worker& park(worker& w, std::uint64_t ticket, fiber::wait_kind why, const void* 
   enter_loop(w, loop);
   fiber::switch_to(self, loop, park_after, reinterpret_cast<void*>(static_cast<std::uintptr_t>(ticket)));
   worker& now = *worker_after_switch();  // resumed, perhaps on another worker (never when bound)
-  if (bound) unlist_parked_role(now, static_cast<sched::work_deque<task*>*>(self->role_queue));
+  if (bound) unlist_parked_role(now, self->crew, static_cast<sched::work_deque<task*>*>(self->role_queue));
   return now;
 }
 
