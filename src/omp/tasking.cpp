@@ -241,11 +241,12 @@ inline void copy_arguments(char* dst, const char* src, std::size_t n) {
   // as on libgomp. In a team of several, only tasks without dependences: a dependent one run at
   // once would hold its producer until its predecessors ran.
   // A deep recursion runs them in place while the stack has room: on a fiber, its room is known
-  // (deferring there only moved the excess onto new fibers: 17 stacks for a one-thread tree);
-  // on a thread's own stack, max_nesting bounds it. Past that, tasks are deferred.
+  // (deferring there only moved the excess onto new fibers: 17 stacks for a one-thread tree), and
+  // is all that counts (a small WEFT_STACKSIZE overflowed within max_nesting levels); on a
+  // thread's own stack, max_nesting bounds it. Past that, tasks are deferred.
   const team& crew = *current().crew;
   // Asked only of a task that may run at once (most are deferred: no look at the stack then).
-  auto room = [&w] { return w.nesting < core::max_nesting || (w.context->stack_low && core::stack_has_room(w)); };
+  auto room = [&w] { return w.context->stack_low ? core::stack_has_room(w) : w.nesting < core::max_nesting; };
   bool run_now = (crew.level == 0 ||
                   ((crew.size == 1 || !(r.flags & GOMP_TASK_FLAG_DEPEND)) && !(r.flags & GOMP_TASK_FLAG_DETACH) &&
                    (w.local_count >= queued_per_thread || w.queue->owner_holds_at_least(queued_per_thread)))) &&

@@ -351,12 +351,13 @@ void worker_loop() {
     if (deferred_pending.load(std::memory_order_relaxed)) run_deferred(w);
     if (!w.crew) {
       // Gang members that stepped aside or parked here go on first (a pooled worker may run
-      // members): a yielded one, or the role of a parked one whose team has ready tasks.
-      if (w.yielded && resume_oldest_yielded(w)) continue;
+      // members): the role of a parked one whose team has ready tasks, then a yielded one (which
+      // may have stepped aside only for lack of stack, and would do so again at once).
       if (const role* r = parked_role_with_work(w)) {
         serve_parked_role(w, *r);
         continue;
       }
+      if (w.yielded && resume_oldest_yielded(w)) continue;
       // Pooled (OpenMP door): wait for a team to serve, serve it, go back to the pool. The job
       // runs the member's implicit task: tied to this worker. Gang members reserved here, and
       // contexts to resume, end the wait too.
