@@ -274,6 +274,7 @@ struct runtime {
   std::mutex grow_lock;        // adding workers, recruiting pooled ones (not on a task path)
   std::vector<int> pool;       // ids of pooled workers without a job (under grow_lock)
   std::vector<int> adoptable;  // workers of adopted threads that have exited (under grow_lock)
+  std::atomic<bool> threads_adopted{false};  // set by the first adoption, never cleared
   sched::idle_park pool_park;  // waits outside any gang (the pool, between regions)
   // Pause rounds (of 16 pauses, ~tens of microseconds in all) before an idle wait yields; few once
   // there are more workers than cores.

@@ -491,11 +491,11 @@ void start_thread_of(worker& w) {
     worker_main(static_cast<worker*>(arg));
     return nullptr;
   };
+  w.has_thread = true;  // before the thread starts: its loop reads it (take_gang_member)
   if (pthread_create(&w.thread, &attr, body, &w) != 0) {
     std::fprintf(stderr, "weft: cannot start worker thread %d (pthread_create failed)\n", w.id);
     std::abort();
   }
-  w.has_thread = true;
   pthread_attr_destroy(&attr);
 }
 
@@ -595,13 +595,23 @@ gang_job* take_gang_member(worker& w) {
     if (j) return j;
   }
   // Another worker's, not started yet: any worker may start a member (it runs on a fiber of its
-  // own, so the gangs it already serves never wait under it).
+  // own, so the gangs it already serves never wait under it). Not a thread of the program's own
+  // (the initial thread, an adopted one) once the program has threads of its own in the runtime:
+  // a member that parks resumes only on the worker it ran on, and such a thread goes back to its
+  // serial code once its own regions end, which wait only for their own members. A member of
+  // another thread's region parked there never resumed (WEFT_GANG=all, foreign_threads). Read
+  // under the list's lock: a member offered after an adoption is seen with it.
+  const bool foreign_roots_matter = !w.has_thread;
   int n = rt.worker_count.load(std::memory_order_acquire);
   int start = static_cast<int>(next_random(w) % static_cast<std::uint64_t>(n));
   for (int i = 0; i < n && gang_members_waiting(); ++i) {
     worker& v = *rt.workers[(start + i) % n];
     if (&v == &w || v.gang_queued.load(std::memory_order_relaxed) == 0) continue;
     lock_gang_list(v);
+    if (foreign_roots_matter && rt.threads_adopted.load(std::memory_order_relaxed)) {
+      unlock_gang_list(v);
+      return nullptr;
+    }
     j = unlink_first(v);
     unlock_gang_list(v);
     if (j) return j;
@@ -655,6 +665,7 @@ worker* adopt_thread() {
       w->own_gang.reset(g);
     }
   }
+  rt.threads_adopted.store(true, std::memory_order_relaxed);
   adopted.w = w;
   adopted.rt = &rt;
   current_worker = w;
