@@ -231,10 +231,11 @@ GOMP_API void omp_get_place_proc_ids(int place, int* ids) {
   if (place < 0 || place >= s.num_places) return;
   for (std::size_t i = 0; i < s.places[place].size(); ++i) ids[i] = s.places[place][i];
 }
-// The place holding the CPU the thread runs on (workers are bound to cores, WEFT_BIND), or -1.
+// The place holding the CPU the thread runs on (workers are bound to cores, WEFT_BIND), or -1
+// when no place is known or weft binds no worker (WEFT_BIND=none: the CPU is any of them).
 GOMP_API int omp_get_place_num(void) {
   const settings& s = config();
-  if (!s.num_places) return -1;
+  if (!s.num_places || (weft::core::instance && !weft::core::instance->cfg.bind_cores)) return -1;
   const int cpu = sched_getcpu();
   for (int p = 0; p < s.num_places; ++p)
     for (int id : s.places[p])

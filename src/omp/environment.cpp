@@ -480,6 +480,12 @@ void read_environment() {
   parse_schedule(s);
   parse_proc_bind(s);
   parse_places(s);
+  if (s.bind_list.size() == 1 && s.bind_list[0] == 0 && s.num_places > 0) {
+    // OMP_PROC_BIND=false: no thread is bound to a place, and libgomp then keeps no place list
+    // (omp_get_num_places 0, omp_get_place_num -1).
+    s.places.clear();
+    s.num_places = 0;
+  }
   if (s.bind_list.empty() && s.num_places > 0) s.bind_list.push_back(1);  // places given: bind-var true (libgomp)
   s.initial.bind = static_cast<std::int8_t>(s.bind_list.empty() ? 0 : s.bind_list[0]);
   parse_stacksize(s);
