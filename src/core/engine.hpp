@@ -270,6 +270,10 @@ extern void (*door_context_enter)(fiber::context*);
 // Called on the worker where a body that set run_door_end on its own task returned (the OpenMP
 // door: a deferred task that changed its ICVs gives the thread its values back). Set by the door.
 extern void (*door_task_end)(worker&, task*);
+// Called before a task body starts, once the door has set it (the OpenMP door: after a member
+// changed its ICVs, a task created before that starts from its team's values, not the member's).
+// Null until then: one relaxed load per task.
+extern std::atomic<void (*)(worker&, task*)> door_task_begin;
 // Serves role r (a fiber-run member's): the worker's ready tasks held back for the role it leaves
 // go to that role's queue first.
 void adopt_role(worker& w, const role& r);

@@ -593,6 +593,8 @@ void execute_task(worker& w, task* t) {
   bool tied = t->run_flags & run_tied;
   if (tied) ++ctx->tied_frames;  // the stack it runs on may not move to another worker now
   trace_task(w, trace::event_type::task_start, t);
+  if (auto begin = door_task_begin.load(std::memory_order_relaxed)) [[unlikely]]
+    begin(w, t);
   t->fn(t->arguments());
   // If t blocked, it resumed on the worker that picked its context up (the same one when tied).
   worker& now = *worker_after_switch();

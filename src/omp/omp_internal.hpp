@@ -42,6 +42,7 @@ struct icvs {
   int thread_limit;              // thread-limit-var (OMP_THREAD_LIMIT; teams and target narrow it)
   std::uintptr_t def_allocator;  // def-allocator-var (OMP_ALLOCATOR, omp_set_default_allocator)
   int gang;                      // weft_omp_set_gang_sched: 1 the next regions are gangs, 0 WEFT_GANG decides
+  bool operator==(const icvs&) const = default;
 };
 
 struct settings {
@@ -210,6 +211,15 @@ inline member& current() {
   if (member* m = me) return *m;
   return first_member();
 }
+// The same, read after the running context may have moved to another thread (a wait in a task
+// body): under ThreadSanitizer through a call, as core::worker_after_switch.
+#if defined(__SANITIZE_THREAD__)
+member& current_after_switch();
+#else
+inline member& current_after_switch() {
+  return current();
+}
+#endif
 
 // Bits of task::door_bits.
 enum door_bit : std::uint8_t {

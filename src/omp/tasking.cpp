@@ -63,7 +63,7 @@ void trampoline(void* args) {
   begin_explicit_icvs(m, w.context, t);
   m.icv = h->icv;
   h->fn(static_cast<char*>(args) + h->offset);
-  end_explicit_icvs(current(), t);  // on the thread the task ends on (its layers moved with it)
+  end_explicit_icvs(current_after_switch(), t);  // on the thread the task ends on (its layers moved with it)
 }
 
 void nothing(void*) {}

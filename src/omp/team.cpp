@@ -14,6 +14,11 @@
 namespace weft::omp {
 
 constinit thread_local member* me = nullptr;
+#if defined(__SANITIZE_THREAD__)
+__attribute__((noipa)) member& current_after_switch() {
+  return current();
+}
+#endif
 std::atomic<int> fiber_teams_live{0};
 
 void yield_member(bool (*ready)(void*), void* arg) {
@@ -286,6 +291,7 @@ struct icv_layers {
   std::vector<member::icv_save> saves;
   icvs top;
   task* writer;
+  bool innermost;  // owner was the member the context ran as (not one it nested in)
 };
 
 // The members a context runs as, innermost first: member 0 of a team continues in the member that
@@ -301,7 +307,8 @@ void stash_icvs(fiber::context* c) {
     if (first == saves.size()) [[likely]]
       continue;
     if (!stash) stash = new std::vector<icv_layers>;
-    stash->push_back({m, {saves.begin() + static_cast<std::ptrdiff_t>(first), saves.end()}, m->icv, m->icv_writer});
+    stash->push_back(
+        {m, {saves.begin() + static_cast<std::ptrdiff_t>(first), saves.end()}, m->icv, m->icv_writer, m == me});
     m->icv = saves[first].saved;
     m->icv_writer = saves[first].writer;
     saves.resize(first);
@@ -310,11 +317,16 @@ void stash_icvs(fiber::context* c) {
 }
 
 // Back on top of what each member holds now (a deferred task's change made meanwhile included).
+// The layers of the member the context ran as go to the member it resumes as, when that is
+// another member of the same team: an untied task's context may resume on another thread (the
+// members it nested in resume only where they were: the encountering context is tied, see
+// enter). Put back on the member it left, they showed the task another thread's values and were
+// popped by a thread that did not own that member's list (wrong ICVs, then a corrupted heap).
 void unstash_icvs(fiber::context* c) {
   auto* stash = static_cast<std::vector<icv_layers>*>(c->door_stash);
   c->door_stash = nullptr;
   for (icv_layers& l : *stash) {
-    member& m = *l.owner;
+    member& m = l.innermost && me && me->crew == l.owner->crew ? *me : *l.owner;
     l.saves.front().writer = m.icv_writer;
     l.saves.front().saved = m.icv;
     m.icv_saves.insert(m.icv_saves.end(), l.saves.begin(), l.saves.end());
@@ -445,14 +457,33 @@ int pause_host(const char* caller) {
   return 0;
 }
 
+namespace {
+// A deferred task that carries no ICVs was created while no member of its team had changed any:
+// its creator's values were the team's. A member may have changed its own since (its implicit
+// task, before or while this task waited): the task starts from the team's values, in a layer of
+// its own, not from the member's.
+void start_with_team_icvs(worker& w, task* t) {
+  member* m = me;
+  if (!m || !m->crew || (t->door_bits & door_own_icvs) || !m->crew->icvs_diverged.load(std::memory_order_relaxed))
+    return;
+  const icvs& base = m->crew->child_icv;
+  if (m->icv == base) return;
+  begin_explicit_icvs(*m, w.context, t);
+  m->icv = base;
+  t->run_flags |= core::run_door_end;
+}
+}  // namespace
+
 icvs& writable_icvs() {
   worker& w = self();
   member& m = current();
   task* t = w.current;
   // Relaxed: creators read it for their own later tasks (a change made by another member meanwhile
   // is not ordered with them anyway).
-  if (!m.crew->icvs_diverged.load(std::memory_order_relaxed))
+  if (!m.crew->icvs_diverged.load(std::memory_order_relaxed)) {
     m.crew->icvs_diverged.store(true, std::memory_order_relaxed);
+    core::door_task_begin.store(start_with_team_icvs, std::memory_order_relaxed);
+  }
   // Implicit tasks (and roots) hold the thread's values; frames of included tasks are roots that
   // own their ICVs.
   if (t != m.icv_writer && ((t->door_bits & door_own_icvs) || !(t->flags & core::flag_root))) {

@@ -293,6 +293,7 @@ void (*door_role_set)(void*) = nullptr;
 void (*door_context_leave)(fiber::context*) = nullptr;
 void (*door_context_enter)(fiber::context*) = nullptr;
 void (*door_task_end)(worker&, task*) = nullptr;
+std::atomic<void (*)(worker&, task*)> door_task_begin{nullptr};
 
 void adopt_role(worker& w, const role& r) {
   if (w.crew && (w.crew != r.crew || w.queue != r.queue)) {
