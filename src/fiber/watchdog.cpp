@@ -1,6 +1,5 @@
 #include "fiber/watchdog.hpp"
 
-#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -98,13 +97,6 @@ __attribute__((no_sanitize("thread", "address"))) std::string describe_running(r
     add(w.inbox.load(std::memory_order_relaxed) || w.resume_next ? 1 : 0, "context(s) to resume");
     add(w.batch_finished, "finished child(ren) not yet counted out of their parent");
     add(w.group_owed, "finished task(s) not yet counted out of their taskgroup");
-    // Roles of contexts parked here whose queues only this worker serves (a few entries, read
-    // once: the list may change under this read).
-    std::int64_t parked_ready = 0;
-    const auto* roles = w.parked_roles.data();
-    for (std::size_t k = 0, m = std::min<std::size_t>(w.parked_roles.size(), 64); roles && k < m; ++k)
-      if (roles[k].r.queue && roles[k].r.queue != w.queue) parked_ready += roles[k].r.queue->size();
-    add(parked_ready, "ready task(s) in the queues of members parked on it, outside the role it serves now");
     if (!held.empty()) text += "  worker " + std::to_string(i) + " holds " + held + "\n";
     if (w.sleep_word.load(std::memory_order_relaxed) == 1) continue;
     const task* t = w.current;
