@@ -14,11 +14,12 @@
 static int bad, seen;  /* shared by every task: counted with atomics */
 
 static long spin(long x, int n) {
+  unsigned long u = (unsigned long)x; /* unsigned: the generator wraps */
   for (int i = 0; i < n; i++) {
-    x = x * 6364136223846793005L + 1442695040888963407L;
-    __asm__ volatile("" : "+r"(x));
+    u = u * 6364136223846793005UL + 1442695040888963407UL;
+    __asm__ volatile("" : "+r"(u));
   }
-  return x;
+  return (long)(u >> 1);
 }
 
 static long rec(int d, long k) {
