@@ -13,14 +13,7 @@
 #define OUTER 5
 #define INNER 3
 
-static long spin(long x, int n) {
-  unsigned long u = (unsigned long)x; /* unsigned: the generator wraps */
-  for (int i = 0; i < n; i++) {
-    u = u * 6364136223846793005UL + 1442695040888963407UL;
-    __asm__ volatile("" : "+r"(u));
-  }
-  return (long)(u >> 1);
-}
+#define spin omp_test_spin_value
 
 /* The nested region: three children and a taskwait; their sum, 6 to 9. */
 static long inner_region(void) {

@@ -95,6 +95,16 @@ static inline void omp_test_spin(int n) {
   (void)sink;
 }
 
+/* Busy work with a result (an LCG stepped n times from x), for tasks whose values are checked. */
+static inline long omp_test_spin_value(long x, int n) {
+  unsigned long u = (unsigned long)x; /* unsigned: the generator wraps */
+  for (int i = 0; i < n; i++) {
+    u = u * 6364136223846793005UL + 1442695040888963407UL;
+    __asm__ volatile("" : "+r"(u));
+  }
+  return (long)(u >> 1);
+}
+
 static inline int omp_test_env_is(const char *name, const char *value) {
   const char *e = getenv(name);
   return e && strcmp(e, value) == 0;

@@ -13,14 +13,7 @@
 
 static int bad, seen;  /* shared by every task: counted with atomics */
 
-static long spin(long x, int n) {
-  unsigned long u = (unsigned long)x; /* unsigned: the generator wraps */
-  for (int i = 0; i < n; i++) {
-    u = u * 6364136223846793005UL + 1442695040888963407UL;
-    __asm__ volatile("" : "+r"(u));
-  }
-  return (long)(u >> 1);
-}
+#define spin omp_test_spin_value
 
 static long rec(int d, long k) {
   if (d >= 3) return spin(k, 500) & 1;
