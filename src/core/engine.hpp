@@ -204,6 +204,9 @@ inline bool next_is_child(const worker& w) {
 }
 // Moves the worker's local ready tasks to its queue (before it changes gangs, or for thieves).
 void spill_local(worker& w, int keep = 0);
+// Moves every ready task the worker holds out of its queue (depth-first slot, local buffer) into
+// it: before it leaves the role, or hands the queue to whoever ends the role's team.
+void spill_held(worker& w);
 task* find_child_work(worker& w);                // a ready child of w.current, or null
 task* find_group_work(worker& w, taskgroup* g);  // a ready task counted in g, or null
 void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins);

@@ -503,6 +503,11 @@ bool wait_at(worker& w, member& m, team::sync_point& p, bool cancellable, bool s
   // seq_cst reads: a fiber-run member parks after publishing its context (see run_until).
   auto cancelled = [t, cancellable] { return cancellable && t->cancelled.load(std::memory_order_seq_cst); };
   if (cancelled()) return true;
+  // A member that only arrives may hold a ready task that is no task of this team (the successor of a
+  // detached task whose event it fulfilled): into the team's queue before it arrives, where member
+  // 0 finds it when the team ends (join). Moved later, when the member leaves its role, the queue
+  // could already have been emptied and the task lost.
+  if (!stay) core::spill_held(w);
   unsigned gen = p.gen.load(std::memory_order_acquire);
   if (p.arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<unsigned>(t->size)) {
     p.arrived.store(0, std::memory_order_relaxed);

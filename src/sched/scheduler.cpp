@@ -318,6 +318,14 @@ void spill_local(worker& w, int keep) {
   w.crew->park.notify_work();
 }
 
+void spill_held(worker& w) {
+  if (w.next) {
+    w.queue->push(w.next);
+    w.next = nullptr;
+  }
+  spill_local(w);
+}
+
 task* find_child_work(worker& w) {
   runtime& rt = *instance;
   task* parent = w.current;

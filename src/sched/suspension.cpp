@@ -296,13 +296,7 @@ void (*door_task_end)(worker&, task*) = nullptr;
 std::atomic<void (*)(worker&, task*)> door_task_begin{nullptr};
 
 void adopt_role(worker& w, const role& r) {
-  if (w.crew && (w.crew != r.crew || w.queue != r.queue)) {
-    if (w.next) {
-      w.queue->push(w.next);
-      w.next = nullptr;
-    }
-    spill_local(w);
-  }
+  if (w.crew && (w.crew != r.crew || w.queue != r.queue)) spill_held(w);
   w.crew = r.crew;
   w.queue = r.queue;
   if (door_role_set) door_role_set(r.door);
