@@ -144,6 +144,11 @@ struct alignas(64) member {
   };
   task* icv_writer = nullptr;  // the explicit task whose changes icv holds, if any
   std::vector<icv_save> icv_saves;
+
+  // A member of an ended team joins a new one (team.cpp keeps members type-stable): every field as
+  // in a new member. The implicit task and its group are set up as for a hot team's next region,
+  // with atomic stores where a late reporter of the old team may still read.
+  void start_afresh();
 };
 
 struct member_job : core::gang_job {

@@ -38,6 +38,35 @@ struct home {
 home homes[core::max_workers];
 std::mutex start_lock;
 
+// Members outlive their teams, as task descriptors and taskgroups do: the worker whose report
+// takes a member's implicit task or group to its last count reads the waiter's slot (and the
+// task's parent state) after that decrement, when the waiter may have gone on and ended the team.
+// A member whose team ended waits here for the next team; all are freed when the runtime stops.
+std::mutex member_pool_lock;
+std::vector<member*> member_pool;
+
+member* take_member() {
+  {
+    std::lock_guard<std::mutex> lock(member_pool_lock);
+    if (!member_pool.empty()) {
+      member* m = member_pool.back();
+      member_pool.pop_back();
+      m->start_afresh();
+      return m;
+    }
+  }
+  return new member();  // zeroed: the implicit descriptor starts clean
+}
+
+void free_members() {
+  std::lock_guard<std::mutex> lock(member_pool_lock);
+  for (member* m : member_pool) {
+    delete m->implicit.state.load(std::memory_order_relaxed);
+    delete m;
+  }
+  member_pool.clear();
+}
+
 void reset_group(core::taskgroup& g, task* owner, void* reductions) {
   g.pending.store(0, std::memory_order_relaxed);
   g.outer = nullptr;
@@ -74,6 +103,7 @@ void stop_door() {
     delete h.solo;
     h.solo = nullptr;
   }
+  free_members();
   me = nullptr;
 }
 
@@ -263,6 +293,30 @@ int team_size_for(member& enc, unsigned requested, int& reserved) {
 
 }  // namespace
 
+void member::start_afresh() {
+  core::init_implicit(&implicit, &group);  // keeps its parent state for reuse
+  reset_group(group, nullptr, nullptr);
+  crew = nullptr;
+  cg = nullptr;
+  thread_num = level = active_level = 0;
+  icv = icvs{};
+  ws_seq = single_seq = 0;
+  ws = nullptr;
+  ws_index = static_round = 0;
+  ticket = -1;
+  saved_current = nullptr;
+  saved_crew = nullptr;
+  saved_queue = nullptr;
+  saved_me = nullptr;
+  saved_portable = false;
+  wait_context.store(nullptr, std::memory_order_relaxed);
+  wait_ticket.store(0, std::memory_order_relaxed);
+  team_num = 0;
+  num_teams = 1;
+  icv_writer = nullptr;
+  icv_saves.clear();
+}
+
 team::team(int n) : size(n), members(n), jobs(n), queues(n), queue_of(n) {
   for (int k = 0; k < n; ++k) {
     queues[k] = std::make_unique<sched::work_deque<task*>>(256);
@@ -270,17 +324,15 @@ team::team(int n) : size(n), members(n), jobs(n), queues(n), queue_of(n) {
   }
   for (int i = 0; i < workshare_ring; ++i)
     ws[i].stage.store(3 * static_cast<std::uint64_t>(i), std::memory_order_relaxed);
-  for (auto& m : members) m = new member();  // zeroed: the implicit descriptor starts clean
+  for (auto& m : members) m = take_member();
   std::vector<int> ids(n, -1);
   crew.members.assign(ids.begin(), ids.end());
   crew.words.assign(n, nullptr);
 }
 
 team::~team() {
-  for (auto* m : members) {
-    delete m->implicit.state.load(std::memory_order_acquire);  // kept between regions for reuse
-    delete m;
-  }
+  std::lock_guard<std::mutex> lock(member_pool_lock);
+  member_pool.insert(member_pool.end(), members.begin(), members.end());
 }
 
 namespace {
