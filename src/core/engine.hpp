@@ -173,8 +173,19 @@ struct park_slot {
   std::atomic<std::uint64_t>& ticket;
   const void* on;
 };
+// wake: a word the waker changes and then wakes every sleeper on (a team barrier's generation).
+// With more threads than cores the wait sleeps on it rather than yield (see idle_wait).
+struct wake_word {
+  std::atomic<std::uint32_t>& word;
+  std::uint32_t value;                  // the wait sleeps while the word holds this
+  std::atomic<std::uint32_t>& sleepers;  // the waker calls idle_park::wake_all when non-zero
+  // Whether tasks the wait may run are still in flight (then it looks for them instead: their
+  // producers wake sleepers of the gang's own words, not of this one).
+  bool (*tasks_in_flight)(const void*);
+  const void* arg;
+};
 template <class Done>
-worker& run_until(worker& w, Done&& done, const park_slot* slot = nullptr);
+worker& run_until(worker& w, Done&& done, const park_slot* slot = nullptr, const wake_word* wake = nullptr);
 // Waits until cond() holds, for a waker that makes it true and then calls wake_published on the
 // slots that slots(worker&) returns (a park_slot; asked only when the context is about to park).
 // run_here(worker&) may run something the wait needs on this stack (true when it ran something).
@@ -209,7 +220,14 @@ void spill_local(worker& w, int keep = 0);
 void spill_held(worker& w);
 task* find_child_work(worker& w);                // a ready child of w.current, or null
 task* find_group_work(worker& w, taskgroup* g);  // a ready task counted in g, or null
-void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins);
+void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins, const wake_word* wake = nullptr);
+// Gives the core up (looking: counted as a looker of its crew, see idle_park::yield_looking).
+// A yield that kept the thread off its core for long handed the core to another process's thread
+// (or to a long task body): the cores are busy beyond this process's threads, and for a while
+// (yields_stall) waits past the cores sleep rather than yield, since every yield could give a
+// time slice away while a woken sleeper gets the core at once.
+void yield_core(worker& w, bool looking);
+bool yields_stall(const worker& w);
 bool work_visible(runtime& rt, const gang& g);  // ready tasks in g's queues or the priority lanes
 // Called by a producer before it creates a task: the bounds are looked at out of line, every
 // throttle_interval creations or when the local buffer is full.

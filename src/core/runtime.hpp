@@ -244,6 +244,7 @@ struct alignas(64) worker {
   fiber::context* resume_next = nullptr;  // taken from the inbox, not yet resumed (owner only)
   alignas(64) std::atomic<fiber::context*> inbox{nullptr};
   std::uint64_t ticket_seq = 0;
+  std::int64_t yields_stall_until = 0;  // steady-clock ns: waits sleep rather than yield until then
   task root;           // implicit task of this worker's thread
   pthread_t thread{};  // started by the runtime when has_thread (not for adopted threads)
   bool has_thread = false;

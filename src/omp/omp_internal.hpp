@@ -187,7 +187,8 @@ struct alignas(64) team {
   // region's barrier early still meet at its end).
   struct alignas(64) sync_point {
     std::atomic<unsigned> arrived{0};
-    std::atomic<unsigned> gen{0};
+    std::atomic<std::uint32_t> gen{0};
+    std::atomic<std::uint32_t> sleepers{0};  // members asleep on gen (more threads than cores)
   };
   sync_point inner, end;
   alignas(64) std::atomic<std::uint64_t> single_taken{0};

@@ -547,6 +547,14 @@ icvs& writable_icvs() {
 }
 
 namespace {
+// Whether a member of team t has a task of the region not finished.
+bool tasks_in_flight(const void* t) {
+  bool tasks = false;
+  for (member* other : static_cast<const team*>(t)->members)
+    tasks |= other->group.pending.load(std::memory_order_relaxed) != 0;
+  return tasks;
+}
+
 // stay: wait for the others (else arrive and go on).
 bool wait_at(worker& w, member& m, team::sync_point& p, bool cancellable, bool stay) {
   team* t = m.crew;
@@ -564,6 +572,7 @@ bool wait_at(worker& w, member& m, team::sync_point& p, bool cancellable, bool s
   if (p.arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<unsigned>(t->size)) {
     p.arrived.store(0, std::memory_order_relaxed);
     p.gen.store(gen + 1, std::memory_order_seq_cst);  // seq_cst: pairs with the sleepers' fence
+    if (p.sleepers.load(std::memory_order_seq_cst)) sched::idle_park::wake_all(p.gen);
     wake_members(t, m.thread_num);
     return false;
   }
@@ -582,12 +591,13 @@ bool wait_at(worker& w, member& m, team::sync_point& p, bool cancellable, bool s
   const int poll_spins = core::instance->oversubscribed.load(std::memory_order_relaxed) ? 0 : 4000;
   for (int spins = 0; spins < poll_spins; ++spins) {
     if (p.gen.load(std::memory_order_acquire) != gen || cancelled()) break;
-    bool tasks = false;
-    for (member* other : t->members) tasks |= other->group.pending.load(std::memory_order_relaxed) != 0;
-    if (tasks) break;
+    if (tasks_in_flight(t)) break;
     __builtin_ia32_pause();
   }
-  core::run_until(w, [&p, gen, &cancelled] { return p.gen.load(std::memory_order_acquire) != gen || cancelled(); });
+  const core::wake_word wake{p.gen, gen, p.sleepers, tasks_in_flight, t};
+  core::run_until(
+      w, [&p, gen, &cancelled] { return p.gen.load(std::memory_order_acquire) != gen || cancelled(); }, nullptr,
+      &wake);
   // Left by a cancellation, this member's arrival stays counted: the region ends at the other
   // sync point, and the next region starts this one afresh.
   return p.gen.load(std::memory_order_acquire) == gen;

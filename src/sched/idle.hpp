@@ -62,6 +62,13 @@ class idle_park {
     if (word.exchange(0, std::memory_order_seq_cst) == 1) futex_wake(word);
   }
 
+  // Sleeps while `word` holds `value` (at most timeout_ns; 0 = none), and wakes every sleeper on
+  // `word`: a word many threads wait on at once (a barrier's generation) costs its waker one call.
+  static void wait_on(std::atomic<std::uint32_t>& word, std::uint32_t value, std::int64_t timeout_ns) {
+    futex_wait(word, value, timeout_ns);
+  }
+  static void wake_all(std::atomic<std::uint32_t>& word) { futex_wake(word); }
+
   // The sleep words wake_one chooses from (those of a gang's members).
   void set_words(std::atomic<std::uint32_t>* const* words, int count) {
     words_ = words;

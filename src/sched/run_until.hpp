@@ -45,7 +45,7 @@ worker& wait_published(worker& w0, Slots&& slots, Cond&& cond, RunHere&& run_her
 }
 
 template <class Done>
-worker& run_until(worker& w0, Done&& done, const park_slot* slot) {
+worker& run_until(worker& w0, Done&& done, const park_slot* slot, const wake_word* wake) {
   worker* w = &w0;
   int spins = 0;
   auto ready = [](void* d) { return (*static_cast<std::remove_reference_t<Done>*>(d))(); };
@@ -127,7 +127,7 @@ worker& run_until(worker& w0, Done&& done, const park_slot* slot) {
         continue;
       }
     }
-    idle_wait(*w, ready, &done, spins);
+    idle_wait(*w, ready, &done, spins, wake);
   }
   trace_busy(*w);  // the waiting task goes on
   return *w;
@@ -144,8 +144,9 @@ void wait_until(worker& w, Ready&& ready) {
       // its next region) are usually over within a microsecond, and polling steals nothing.
       int pauses = spins < 512 ? 1 : 16;
       for (int i = 0; i < pauses; ++i) __builtin_ia32_pause();
-    } else if (spins < spin_rounds + 50 || instance->cfg.wait == wait_policy::active) {
-      sched_yield();
+    } else if (instance->cfg.wait == wait_policy::active ||
+               (spins < spin_rounds + 50 && !(instance->oversubscribed.load(std::memory_order_relaxed) && yields_stall(w)))) {
+      yield_core(w, false);
     } else {
       instance->pool_park.sleep(w.sleep_word, ready, 0);
     }

@@ -373,7 +373,29 @@ void taskyield(worker& w) {
       w, [](void*) { return true; }, nullptr, fiber::wait_kind::yield);
 }
 
-void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins) {
+namespace {
+std::int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+// A yield to an idle peer thread returns within microseconds; one that took longer than this
+// ran another thread for a time slice. Waits then sleep rather than yield for yield_stall_ns.
+constexpr std::int64_t yield_stalled_ns = 500'000;
+constexpr std::int64_t yield_stall_ns = 20'000'000;
+}  // namespace
+
+bool yields_stall(const worker& w) {
+  return w.yields_stall_until != 0 && steady_ns() < w.yields_stall_until;
+}
+
+void yield_core(worker& w, bool looking) {
+  std::int64_t before = steady_ns();
+  if (looking) w.crew->park.yield_looking();
+  else sched_yield();
+  if (std::int64_t after = steady_ns(); after - before > yield_stalled_ns) w.yields_stall_until = after + yield_stall_ns;
+}
+
+void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins, const wake_word* wake) {
   runtime& rt = *instance;
   flush_finished_children(w);  // nothing to run: report finished children before waiting
   if (trace::on && !w.trace.idle) [[unlikely]] {
@@ -387,6 +409,7 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins) {
     sched::propagation_idle(w);  // FA's Algorithm 2 runs in idle time
   if (ready(arg) || w.inbox.load(std::memory_order_relaxed)) return;
   ++spins;
+  const bool oversubscribed = rt.oversubscribed.load(std::memory_order_relaxed);
   if (spins < spin_rounds) {
     // Looks that keep failing come further apart: after 64 of them the pause between a member's
     // looks doubles every 64 looks' worth, from 16 pauses up to 16 x (crew size - 1), at most
@@ -408,18 +431,35 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins) {
     return;
   }
   // A poller expecting completions (MPI requests in flight) keeps idle workers polling.
-  const bool oversubscribed = rt.oversubscribed.load(std::memory_order_relaxed);
   if (rt.cfg.wait == wait_policy::active || fiber::pollers_expecting() ||
       (spins < spin_rounds + yield_rounds && !oversubscribed)) {
     sched_yield();
+    return;
+  }
+  // With more threads than cores, a wait whose waker wakes all at once (a team barrier) sleeps on
+  // its word after the short spin, as libgomp's barrier does: a yield keeps the thread runnable,
+  // and with other processes on the cores each yield could hand the core to one of them for a
+  // whole time slice (a barrier loop, 8 threads on 2 cores with two busy processes beside: 37 s
+  // against libgomp's 0.9 s, every wait in sched_yield), where a woken sleeper gets the core at
+  // once. Not while the team has tasks in flight: their producers wake sleepers of the gang's
+  // words, not this one (tasks made while it sleeps after all are left to the others, and to
+  // the short timeout; the cores are all taken anyway).
+  const bool stalled = oversubscribed && yields_stall(w);
+  if (wake && oversubscribed && (spins > spin_rounds || stalled) && !wake->tasks_in_flight(wake->arg)) {
+    wake->sleepers.fetch_add(1, std::memory_order_seq_cst);  // pairs with the waker's seq_cst change
+    if (!ready(arg) && !work_visible(rt, *w.crew) && !w.inbox.load(std::memory_order_relaxed) &&
+        rt.gang_members_waiting.load(std::memory_order_relaxed) == 0 && !w.gang_start &&
+        !deferred_pending.load(std::memory_order_relaxed))
+      sched::idle_park::wait_on(wake->word, wake->value, 1'000'000);
+    wake->sleepers.fetch_sub(1, std::memory_order_relaxed);
     return;
   }
   // With more threads than cores, a few yields cover a short wait (a barrier's last arrivals);
   // after that one worker yielding between looks is enough: the others sleep rather than take
   // turns on the cores the busy threads need. Producers wake no sleeper while one looks (the
   // cores are taken anyway): a wake-up per task kept every sleeper cycling through futex calls.
-  if (spins < spin_rounds + yield_rounds && (spins < spin_rounds + 8 || !w.crew->park.someone_looking())) {
-    w.crew->park.yield_looking();
+  if (spins < spin_rounds + yield_rounds && !stalled && (spins < spin_rounds + 8 || !w.crew->park.someone_looking())) {
+    yield_core(w, true);
     return;
   }
   // With pollers registered, idle workers keep calling them: sleep in short naps only.
