@@ -42,8 +42,9 @@ std::mutex start_lock;
 // takes a member's implicit task or group to its last count reads the waiter's slot (and the
 // task's parent state) after that decrement, when the waiter may have gone on and ended the team.
 // A member whose team ended waits here for the next team; all are freed when the runtime stops.
+// Never destroyed: a team may end after static destructors ran (an adopted thread's, at exit).
 std::mutex member_pool_lock;
-std::vector<member*> member_pool;
+std::vector<member*>& member_pool = *new std::vector<member*>;
 
 member* take_member() {
   {
