@@ -222,10 +222,10 @@ task* find_child_work(worker& w);                // a ready child of w.current, 
 task* find_group_work(worker& w, taskgroup* g);  // a ready task counted in g, or null
 void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins, const wake_word* wake = nullptr);
 // Gives the core up (looking: counted as a looker of its crew, see idle_park::yield_looking).
-// A yield that kept the thread off its core for long handed the core to another process's thread
-// (or to a long task body): the cores are busy beyond this process's threads, and for a while
-// (yields_stall) waits past the cores sleep rather than yield, since every yield could give a
-// time slice away while a woken sleeper gets the core at once.
+// A yield that kept the thread off its core for long handed the core to a thread that ran a time
+// slice (another process's, or a long task body): for a while (yields_stall) barriers past the
+// cores sleep at once and pooled members sleep rather than yield, since each yield could give a
+// time slice away where a woken sleeper gets the core at once.
 void yield_core(worker& w, bool looking);
 bool yields_stall(const worker& w);
 bool work_visible(runtime& rt, const gang& g);  // ready tasks in g's queues or the priority lanes

@@ -436,16 +436,16 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins, const wak
     sched_yield();
     return;
   }
-  // With more threads than cores, a wait whose waker wakes all at once (a team barrier) sleeps on
-  // its word after the short spin, as libgomp's barrier does: a yield keeps the thread runnable,
-  // and with other processes on the cores each yield could hand the core to one of them for a
-  // whole time slice (a barrier loop, 8 threads on 2 cores with two busy processes beside: 37 s
-  // against libgomp's 0.9 s, every wait in sched_yield), where a woken sleeper gets the core at
-  // once. Not while the team has tasks in flight: their producers wake sleepers of the gang's
-  // words, not this one (tasks made while it sleeps after all are left to the others, and to
-  // the short timeout; the cores are all taken anyway).
-  const bool stalled = oversubscribed && yields_stall(w);
-  if (wake && oversubscribed && (spins > spin_rounds || stalled) && !wake->tasks_in_flight(wake->arg)) {
+  // With more threads than cores, a team barrier whose team has no task in flight sleeps on the
+  // barrier's word (woken all at once by the last arrival, as libgomp's barrier does) after one
+  // round of yields, or at once while yields stall (see yield_core). A yield keeps the thread
+  // runnable, and beside busy processes it can hand the core to one of them for a whole time slice
+  // (a barrier loop, 8 threads on 2 cores with two busy processes beside: 37 s against libgomp's
+  // 0.9 s, every wait in sched_yield), where a woken sleeper gets the core at once. With tasks in
+  // flight it looks for them as an idle worker does: asleep, every task pushed would wake it with
+  // a futex call (CI's proxy: dep_stencil at 8 threads, 15x the system calls). A task made while
+  // it sleeps wakes nobody here: the 1 ms timeout (the cores are all taken anyway).
+  if (wake && oversubscribed && (spins > spin_rounds || yields_stall(w)) && !wake->tasks_in_flight(wake->arg)) {
     wake->sleepers.fetch_add(1, std::memory_order_seq_cst);  // pairs with the waker's seq_cst change
     if (!ready(arg) && !work_visible(rt, *w.crew) && !w.inbox.load(std::memory_order_relaxed) &&
         rt.gang_members_waiting.load(std::memory_order_relaxed) == 0 && !w.gang_start &&
@@ -458,7 +458,7 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins, const wak
   // after that one worker yielding between looks is enough: the others sleep rather than take
   // turns on the cores the busy threads need. Producers wake no sleeper while one looks (the
   // cores are taken anyway): a wake-up per task kept every sleeper cycling through futex calls.
-  if (spins < spin_rounds + yield_rounds && !stalled && (spins < spin_rounds + 8 || !w.crew->park.someone_looking())) {
+  if (spins < spin_rounds + yield_rounds && (spins < spin_rounds + 8 || !w.crew->park.someone_looking())) {
     yield_core(w, true);
     return;
   }
