@@ -409,7 +409,6 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins, const wak
     sched::propagation_idle(w);  // FA's Algorithm 2 runs in idle time
   if (ready(arg) || w.inbox.load(std::memory_order_relaxed)) return;
   ++spins;
-  const bool oversubscribed = rt.oversubscribed.load(std::memory_order_relaxed);
   if (spins < spin_rounds) {
     // Looks that keep failing come further apart: after 64 of them the pause between a member's
     // looks doubles every 64 looks' worth, from 16 pauses up to 16 x (crew size - 1), at most
@@ -431,6 +430,7 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins, const wak
     return;
   }
   // A poller expecting completions (MPI requests in flight) keeps idle workers polling.
+  const bool oversubscribed = rt.oversubscribed.load(std::memory_order_relaxed);
   if (rt.cfg.wait == wait_policy::active || fiber::pollers_expecting() ||
       (spins < spin_rounds + yield_rounds && !oversubscribed)) {
     sched_yield();
@@ -440,8 +440,8 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins, const wak
   // barrier's word (woken all at once by the last arrival, as libgomp's barrier does) after one
   // round of yields, or at once while yields stall (see yield_core). A yield keeps the thread
   // runnable, and beside busy processes it can hand the core to one of them for a whole time slice
-  // (a barrier loop, 8 threads on 2 cores with two busy processes beside: 37 s against libgomp's
-  // 0.9 s, every wait in sched_yield), where a woken sleeper gets the core at once. With tasks in
+  // (a barrier loop, 8 threads on 2 cores with two busy processes beside: 36 s against libgomp's
+  // 4 s, every wait in sched_yield), where a woken sleeper gets the core at once. With tasks in
   // flight it looks for them as an idle worker does: asleep, every task pushed would wake it with
   // a futex call (CI's proxy: dep_stencil at 8 threads, 15x the system calls). A task made while
   // it sleeps wakes nobody here: the 1 ms timeout (the cores are all taken anyway).
