@@ -197,7 +197,7 @@ worker& wait_published(worker& w, Slots&& slots, Cond&& cond, RunHere&& run_here
 task* find_queued_work(worker& w);  // priority lanes, next, local buffer, queue, then stealing
 // The next task for w: the common cases (the depth-first successor, the local buffer) inline.
 inline task* find_work(worker& w) {
-  if (instance->priority_ready.load(std::memory_order_relaxed) <= 0) {
+  if (w.crew->priority_ready.load(std::memory_order_relaxed) <= 0) {
     if (task* t = w.next) {
       w.next = nullptr;
       return t;
@@ -209,7 +209,7 @@ inline task* find_work(worker& w) {
 // Whether find_work would surely return a child of the running task (from the depth-first slot
 // or the local buffer); false when it cannot tell cheaply.
 inline bool next_is_child(const worker& w) {
-  if (instance->priority_ready.load(std::memory_order_relaxed) > 0) return false;
+  if (w.crew->priority_ready.load(std::memory_order_relaxed) > 0) return false;
   task* t = w.next ? w.next : w.local_count ? w.local_to_run() : nullptr;
   return t && !(reinterpret_cast<std::uintptr_t>(t) & 1) && t->parent == w.current;  // low bit: a context
 }
@@ -228,7 +228,7 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins, const wak
 // time slice away where a woken sleeper gets the core at once.
 void yield_core(worker& w, bool looking);
 bool yields_stall(const worker& w);
-bool work_visible(runtime& rt, const gang& g);  // ready tasks in g's queues or the priority lanes
+bool work_visible(const gang& g);  // ready tasks in g's queues or priority lanes
 // Called by a producer before it creates a task: the bounds are looked at out of line, every
 // throttle_interval creations or when the local buffer is full.
 void throttle_check(worker& w);

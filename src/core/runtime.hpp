@@ -39,11 +39,18 @@ struct gang {
   std::vector<sched::work_deque<task*>*> queues;
   std::vector<std::atomic<std::uint32_t>*> words;  // members' sleep words, for the park
   sched::idle_park park;
-  // Whether its members take tasks from the runtime's priority lanes, and put prioritised tasks
-  // there. The lanes are one per runtime: a nested OpenMP team (level 2 and deeper) keeps out of
-  // them, so that it never runs a prioritised task of an enclosing team (with the inner team's
-  // level and size) and its own prioritised tasks stay with it.
-  bool priority_lanes = true;
+  // Ready tasks of priority > 0 (or every task under WEFT_SCHEDULE=priority), highest level first.
+  // One set per gang: a prioritised task runs only on its gang's members, so an OpenMP task runs
+  // with its own team's level, size and thread numbers (with one set per runtime, the initial
+  // thread ran a team's prioritised tasks at level 0). Levels 0..max_priority, taken on first
+  // use from the spares that gangs give back.
+  std::atomic<sched::priority_lane<task*>*> lanes[64] = {};
+  alignas(64) std::atomic<std::int64_t> priority_ready{0};
+
+  gang() = default;
+  gang(const gang&) = delete;
+  gang& operator=(const gang&) = delete;
+  ~gang();  // gives its lanes back to the spares
 
   // queues: one per member, or null for the workers' own deques.
   void assign(const int* ids, int n, sched::work_deque<task*>* const* queues = nullptr);
@@ -292,9 +299,6 @@ struct runtime {
   // lists only when this is positive; written at forks and starts only).
   alignas(64) std::atomic<int> gang_members_waiting{0};
   std::atomic<std::uint64_t> next_gang_id{0};
-  // Ready tasks of priority > 0 (or all tasks under WEFT_SCHEDULE=priority), highest level first.
-  std::atomic<sched::priority_lane<task*>*> lanes[64] = {};  // levels 0..max_priority, made on first use
-  alignas(64) std::atomic<std::int64_t> priority_ready{0};
   std::size_t fiber_stack = 0;  // bytes per fiber stack
   std::mutex fiber_lock;        // spare loop fibers beyond the workers' own (rare path)
   std::vector<fiber::context*> spare_fibers;

@@ -675,9 +675,6 @@ team* fork(worker& w, void (*fn)(void*), void* data, unsigned requested, unsigne
   t->reserved = reserved;
   t->level = enc.level + 1;
   t->active_level = enc.active_level + (n > 1);
-  // A nested team never runs an enclosing team's prioritised tasks. Written only when it changes:
-  // a reused (level-1) team's idle members read it meanwhile.
-  if (const bool lanes = t->level <= 1; t->crew.priority_lanes != lanes) t->crew.priority_lanes = lanes;
   t->child_icv = child_icvs(enc.icv, flags);
   t->icvs_diverged.store(false, std::memory_order_relaxed);
   t->fn = fn;

@@ -38,29 +38,58 @@ std::uint64_t next_random(worker& w) {
   return x * 0x2545F4914F6CDD1Dull;
 }
 
-bool push_priority(runtime& rt, task* t) {
+// Lanes that ended gangs gave back: a gang made per region (a gang-scheduled team) takes one
+// without the allocation and the page faults of a fresh 16K-slot ring. Never destroyed: a team
+// may end after static destructors ran (an adopted thread's).
+std::mutex& spare_lanes_lock() {
+  static auto* lock = new std::mutex;
+  return *lock;
+}
+std::vector<sched::priority_lane<task*>*>& spare_lanes() {
+  static auto* spares = new std::vector<sched::priority_lane<task*>*>;
+  return *spares;
+}
+
+sched::priority_lane<task*>* take_lane() {
+  {
+    std::lock_guard<std::mutex> lock(spare_lanes_lock());
+    if (!spare_lanes().empty()) {
+      auto* lane = spare_lanes().back();
+      spare_lanes().pop_back();
+      return lane;
+    }
+  }
+  return new sched::priority_lane<task*>(std::uint64_t{1} << 14);
+}
+
+void give_lane(sched::priority_lane<task*>* lane) {
+  std::lock_guard<std::mutex> lock(spare_lanes_lock());
+  spare_lanes().push_back(lane);
+}
+
+bool push_priority(gang& g, task* t) {
   int level = sched::priority_of(t);  // may be raised concurrently (priority propagation)
-  auto* lane = rt.lanes[level].load(std::memory_order_acquire);
+  auto* lane = g.lanes[level].load(std::memory_order_acquire);
   if (!lane) {
-    // Made on first use: a program without priorities never pays for the 16K-slot rings.
-    auto* fresh = new sched::priority_lane<task*>(std::uint64_t{1} << 14);
-    if (rt.lanes[level].compare_exchange_strong(lane, fresh, std::memory_order_acq_rel, std::memory_order_acquire)) {
+    // Taken on first use: a program without priorities never pays for the rings.
+    auto* fresh = take_lane();
+    if (g.lanes[level].compare_exchange_strong(lane, fresh, std::memory_order_acq_rel, std::memory_order_acquire)) {
       lane = fresh;
     } else {
-      delete fresh;
+      give_lane(fresh);
     }
   }
   if (!lane->push(t)) return false;
-  rt.priority_ready.fetch_add(1, std::memory_order_relaxed);
+  g.priority_ready.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
 
-task* pop_priority(runtime& rt) {
-  for (int level = rt.cfg.max_priority; level >= 0; --level) {
-    auto* lane = rt.lanes[level].load(std::memory_order_acquire);
+task* pop_priority(gang& g) {
+  for (int level = instance->cfg.max_priority; level >= 0; --level) {
+    auto* lane = g.lanes[level].load(std::memory_order_acquire);
     if (!lane) continue;
     if (task* t = lane->pop()) {
-      rt.priority_ready.fetch_sub(1, std::memory_order_relaxed);
+      g.priority_ready.fetch_sub(1, std::memory_order_relaxed);
       return t;
     }
   }
@@ -138,8 +167,8 @@ task* steal(runtime& rt, worker& w) {
 
 }  // namespace
 
-bool work_visible(runtime& rt, const gang& g) {
-  if (g.priority_lanes && rt.priority_ready.load(std::memory_order_relaxed) > 0) return true;
+bool work_visible(const gang& g) {
+  if (g.priority_ready.load(std::memory_order_relaxed) > 0) return true;
   for (auto* q : g.queues)
     if (!q->empty()) return true;
   return false;
@@ -258,8 +287,8 @@ void queue_ready(worker& w, task* t, bool may_run_next) {
     wake_published(ps->waiting_context, ps->waiting_ticket);
     return;
   }
-  if ((sched::priority_of(t) > 0 || rt.cfg.schedule == schedule_policy::priority) && w.crew->priority_lanes) {
-    if (push_priority(rt, t)) {
+  if (sched::priority_of(t) > 0 || rt.cfg.schedule == schedule_policy::priority) {
+    if (push_priority(*w.crew, t)) {
       w.crew->park.notify_work();
       return;
     }
@@ -286,10 +315,10 @@ task* find_queued_work(worker& w) {
   // back may be all there is left to run.
   if (w.deferred_n) [[unlikely]]
     graph_flush_deferred(w);
-  if (rt.priority_ready.load(std::memory_order_relaxed) > 0 && w.crew->priority_lanes) {
-    if (task* t = pop_priority(rt)) {
+  if (w.crew->priority_ready.load(std::memory_order_relaxed) > 0) {
+    if (task* t = pop_priority(*w.crew)) {
       // As after a steal (try_steal_from): one that finds more left wakes the next past the cores.
-      if (rt.oversubscribed.load(std::memory_order_relaxed) && rt.priority_ready.load(std::memory_order_relaxed) > 0)
+      if (rt.oversubscribed.load(std::memory_order_relaxed) && w.crew->priority_ready.load(std::memory_order_relaxed) > 0)
         w.crew->park.notify_work();
       return t;
     }
@@ -327,12 +356,11 @@ void spill_held(worker& w) {
 }
 
 task* find_child_work(worker& w) {
-  runtime& rt = *instance;
   task* parent = w.current;
-  if (rt.priority_ready.load(std::memory_order_relaxed) > 0 && w.crew->priority_lanes) {
-    if (task* t = pop_priority(rt)) {
+  if (w.crew->priority_ready.load(std::memory_order_relaxed) > 0) {
+    if (task* t = pop_priority(*w.crew)) {
       if (t->parent == parent) return t;
-      if (!push_priority(rt, t)) w.queue->push(t);
+      if (!push_priority(*w.crew, t)) w.queue->push(t);
     }
   }
   if (w.next && w.next->parent == parent) {
@@ -367,7 +395,7 @@ void taskyield(worker& w) {
   if (!w.crew) return;
   // Nothing to let run here: no switch at all.
   if (!w.next && !w.local_count && !w.yielded && w.queue->empty() && !w.inbox.load(std::memory_order_relaxed) &&
-      !w.resume_next && !work_visible(*instance, *w.crew))
+      !w.resume_next && !work_visible(*w.crew))
     return;
   yield_until(
       w, [](void*) { return true; }, nullptr, fiber::wait_kind::yield);
@@ -447,7 +475,7 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins, const wak
   // it sleeps wakes nobody here: the 1 ms timeout (the cores are all taken anyway).
   if (wake && oversubscribed && (spins > spin_rounds || yields_stall(w)) && !wake->tasks_in_flight(wake->arg)) {
     wake->sleepers.fetch_add(1, std::memory_order_seq_cst);  // pairs with the waker's seq_cst change
-    if (!ready(arg) && !work_visible(rt, *w.crew) && !w.inbox.load(std::memory_order_relaxed) &&
+    if (!ready(arg) && !work_visible(*w.crew) && !w.inbox.load(std::memory_order_relaxed) &&
         rt.gang_members_waiting.load(std::memory_order_relaxed) == 0 && !w.gang_start &&
         !deferred_pending.load(std::memory_order_relaxed))
       sched::idle_park::wait_on(wake->word, wake->value, 1'000'000);
@@ -482,7 +510,7 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins, const wak
   w.crew->park.sleep(
       w.sleep_word,
       [&c] {
-        return c.ready(c.arg) || work_visible(*c.rt, *c.crew) || c.rt->stopping.load(std::memory_order_relaxed) ||
+        return c.ready(c.arg) || work_visible(*c.crew) || c.rt->stopping.load(std::memory_order_relaxed) ||
                c.w->inbox.load(std::memory_order_seq_cst) || deferred_pending.load(std::memory_order_seq_cst) ||
                c.rt->gang_members_waiting.load(std::memory_order_seq_cst) > 0 || c.w->gang_start ||
                fiber::pollers_pending.load(std::memory_order_seq_cst) != 0 ||  // see weft_poller_set_pending
@@ -503,6 +531,11 @@ std::int64_t live_tasks() {
     created += w.submitted.load(std::memory_order_relaxed);
   }
   return created - done;
+}
+
+gang::~gang() {
+  for (auto& lane : lanes)
+    if (auto* l = lane.load(std::memory_order_relaxed)) give_lane(l);
 }
 
 void gang::assign(const int* ids, int n, sched::work_deque<task*>* const* qs) {
@@ -957,9 +990,13 @@ int stop_runtime() {
   weft::fiber::release_retired_pollers();  // registered ones stay: a layer registers once per process
   current_worker = nullptr;
   instance = nullptr;
-  for (auto& lane : rt->lanes) delete lane.load(std::memory_order_relaxed);
   for (auto& spare : rt->spare_graph_arrays) std::free(spare.first);
   delete rt;
+  {
+    std::lock_guard<std::mutex> lock(spare_lanes_lock());
+    for (auto* lane : spare_lanes()) delete lane;
+    spare_lanes().clear();
+  }
   release_binding(bind_state);
   bind_state = nullptr;
   return status;

@@ -284,7 +284,7 @@ fiber::context* take_resumable(worker& w) {
 
 const role* parked_role_with_work(worker& w) {
   for (const auto& p : w.parked_roles)
-    if (p.r.crew && p.r.queue != w.queue && work_visible(*instance, *p.r.crew)) return &p.r;
+    if (p.r.crew && p.r.queue != w.queue && work_visible(*p.r.crew)) return &p.r;
   return nullptr;
 }
 
