@@ -18,8 +18,8 @@ packages=(
   clang-format clang-tidy valgrind
   # bench/fork_join.sh --proxy: system calls, page faults and context switches per task (perf stat)
   linux-perf
-  # tests
-  libgtest-dev libgmock-dev
+  # tests (gfortran: the Fortran OpenMP programs of tests/omp)
+  libgtest-dev libgmock-dev gfortran
   # fibers (suspendable tasks), linear algebra for the applications
   libboost-context-dev libopenblas-dev liblapacke-dev
   # peers compared by the benchmarks
