@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "omp/gomp_abi.h"
 #include "omp/offload.hpp"
@@ -191,6 +192,11 @@ GOMP_API int omp_get_team_size(int level) {
   if (!m) return level == 0 ? 1 : -1;
   return m->crew->size;
 }
+GOMP_API int omp_in_explicit_task(void) {  // GCC 13 (OpenMP 5.2)
+  // An included task (if(0), final) runs in a root-flagged frame that carries its own ICVs.
+  worker* w = weft::core::current_worker;
+  return w && (!(w->current->flags & weft::core::flag_root) || (w->current->door_bits & door_own_icvs));
+}
 GOMP_API int omp_in_final(void) {
   worker* w = weft::core::current_worker;
   return w && (w->current->door_bits & 1);
@@ -322,6 +328,79 @@ GOMP_API int omp_target_memcpy_rect(void* dst, const void* src, std::size_t elem
   if (offload_device(dst_device) != -1 || offload_device(src_device) != -1 || dims < 1) return EINVAL;
   return copy_rect(static_cast<char*>(dst), static_cast<const char*>(src), element, dims, volume, dst_offsets,
                    src_offsets, dst_dims, src_dims);
+}
+// GCC 13 (OpenMP 5.1/5.2): the mapped address, accessibility, and the copies as tasks.
+GOMP_API void* omp_get_mapped_ptr(const void* p, int device) {
+  int d = offload_device(device);
+  return d == -1 ? const_cast<void*>(p) : d >= 0 ? offload::mapped_ptr(p, d) : nullptr;
+}
+// weft's offload devices have memory of their own: only the host reaches host memory.
+GOMP_API int omp_target_is_accessible(const void*, std::size_t, int device) {
+  return offload_device(device) == -1;
+}
+
+void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size, long arg_align,
+               bool if_clause, unsigned flags, void** depend, int priority, void* detach);  // tasking.cpp
+
+namespace {
+// An asynchronous copy: a task that makes it once the depend objects' dependences are met. The
+// arguments travel by value (the caller's arrays may be gone by then); rectangles up to three
+// dimensions, as omp_target_memcpy_rect.
+struct async_copy {
+  void* dst;
+  const void* src;
+  std::size_t length_or_element, dst_offset, src_offset;
+  int dst_device, src_device, dims;
+  std::size_t volume[3], dst_offsets[3], src_offsets[3], dst_dims[3], src_dims[3];
+};
+
+void run_async_copy(void* arg) {
+  auto* c = static_cast<async_copy*>(arg);
+  if (c->dims == 0)
+    omp_target_memcpy(c->dst, c->src, c->length_or_element, c->dst_offset, c->src_offset, c->dst_device,
+                      c->src_device);
+  else
+    omp_target_memcpy_rect(c->dst, c->src, c->length_or_element, c->dims, c->volume, c->dst_offsets, c->src_offsets,
+                           c->dst_dims, c->src_dims, c->dst_device, c->src_device);
+}
+
+// depobjs: gcc's omp_depend_t, an address and a kind (what omp_depend_t names is read by the task's
+// dependence code); the depend array is gcc's second format with depend objects only.
+void submit_async_copy(async_copy& c, int depobj_count, void* depobjs) {
+  if (depobj_count < 0) fatal("omp_target_memcpy_async: depobj_count is negative");
+  std::vector<void*> depend(5 + static_cast<std::size_t>(depobj_count));
+  depend[1] = reinterpret_cast<void*>(static_cast<std::uintptr_t>(depobj_count));
+  for (int i = 0; i < depobj_count; ++i) depend[5 + i] = static_cast<char*>(depobjs) + i * 2 * sizeof(void*);
+  GOMP_task(run_async_copy, &c, nullptr, sizeof c, alignof(async_copy), true, depobj_count ? GOMP_TASK_FLAG_DEPEND : 0,
+            depend.data(), 0, nullptr);
+}
+}  // namespace
+
+GOMP_API int omp_target_memcpy_async(void* dst, const void* src, std::size_t length, std::size_t dst_offset,
+                                     std::size_t src_offset, int dst_device, int src_device, int depobj_count,
+                                     void* depobjs) {
+  if (offload_device(dst_device) == -2 || offload_device(src_device) == -2) return EINVAL;
+  async_copy c{dst, src, length, dst_offset, src_offset, dst_device, src_device, 0, {}, {}, {}, {}, {}};
+  submit_async_copy(c, depobj_count, depobjs);
+  return 0;
+}
+GOMP_API int omp_target_memcpy_rect_async(void* dst, const void* src, std::size_t element, int dims,
+                                          const std::size_t* volume, const std::size_t* dst_offsets,
+                                          const std::size_t* src_offsets, const std::size_t* dst_dims,
+                                          const std::size_t* src_dims, int dst_device, int src_device,
+                                          int depobj_count, void* depobjs) {
+  if (!dst && !src) return 3;  // the number of dimensions supported is asked for
+  if (offload_device(dst_device) != -1 || offload_device(src_device) != -1 || dims < 1 || dims > 3) return EINVAL;
+  async_copy c{dst, src, element, 0, 0, dst_device, src_device, dims, {}, {}, {}, {}, {}};
+  for (int i = 0; i < dims; ++i) {
+    c.volume[i] = volume[i];
+    c.dst_offsets[i] = dst_offsets[i];
+    c.src_offsets[i] = src_offsets[i];
+    c.dst_dims[i] = dst_dims[i];
+    c.src_dims[i] = src_dims[i];
+  }
+  submit_async_copy(c, depobj_count, depobjs);
+  return 0;
 }
 GOMP_API int omp_target_associate_ptr(const void* host, const void* dev, std::size_t size, std::size_t offset,
                                       int device) {

@@ -1,4 +1,4 @@
-// The OpenMP API as gfortran calls it: `use omp_lib` (or omp_lib.h) compiles a call of
+// The OpenMP API as gfortran calls it (GCC 12's set, and GCC 13's omp_in_explicit_task): `use omp_lib` (or omp_lib.h) compiles a call of
 // omp_get_thread_num() to a reference to omp_get_thread_num_, with every argument passed by
 // reference, LOGICAL as a 4-byte integer, and each CHARACTER argument's length as a hidden size_t
 // after the others. The module's generic interfaces send INTEGER(8) arguments to the `_8_`
@@ -38,6 +38,7 @@ int omp_get_active_level(void);
 int omp_get_ancestor_thread_num(int level);
 int omp_get_team_size(int level);
 int omp_in_final(void);
+int omp_in_explicit_task(void);
 int omp_get_cancellation(void);
 int omp_get_max_task_priority(void);
 void omp_set_schedule(int kind, int chunk);
@@ -155,6 +156,7 @@ GOMP_API std::int32_t omp_get_ancestor_thread_num_8_(const std::int64_t* level) 
 GOMP_API std::int32_t omp_get_team_size_(const std::int32_t* level) { return omp_get_team_size(*level); }
 GOMP_API std::int32_t omp_get_team_size_8_(const std::int64_t* level) { return omp_get_team_size(narrow(*level)); }
 GOMP_API std::int32_t omp_in_final_(void) { return logical(omp_in_final()); }
+GOMP_API std::int32_t omp_in_explicit_task_(void) { return logical(omp_in_explicit_task()); }
 GOMP_API std::int32_t omp_get_cancellation_(void) { return logical(omp_get_cancellation()); }
 GOMP_API std::int32_t omp_get_max_task_priority_(void) { return omp_get_max_task_priority(); }
 

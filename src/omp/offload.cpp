@@ -997,6 +997,16 @@ bool is_present(const void* p, int number) {
   return lookup(d, reinterpret_cast<std::uintptr_t>(p), 0) != d.table.end();
 }
 
+void* mapped_ptr(const void* p, int number) {
+  if (!p) return nullptr;
+  device& d = initialised(number);
+  std::lock_guard<std::mutex> g(d.lock);
+  auto h = reinterpret_cast<std::uintptr_t>(p);
+  auto it = lookup(d, h, 0);
+  if (it == d.table.end() || h == it->second.host_end) return nullptr;  // one past a mapping is not in it
+  return reinterpret_cast<void*>(it->second.dev + (h - it->first));
+}
+
 int target_memcpy(void* dst, const void* src, std::size_t length, std::size_t dst_offset, std::size_t src_offset,
                   int dst_device, int src_device) {
   char* to = static_cast<char*>(dst) + dst_offset;

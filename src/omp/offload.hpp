@@ -34,6 +34,7 @@ void enter_exit(int d, std::size_t mapnum, void** hostaddrs, std::size_t* sizes,
 void* target_alloc(std::size_t size, int d);
 void target_free(void* p, int d);
 bool is_present(const void* p, int d);
+void* mapped_ptr(const void* p, int d);  // p's device address on d, or null when p is not mapped
 int target_memcpy(void* dst, const void* src, std::size_t length, std::size_t dst_offset, std::size_t src_offset,
                   int dst_device, int src_device);
 int associate_ptr(const void* host, const void* dev, std::size_t size, std::size_t dev_offset, int d);

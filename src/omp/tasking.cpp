@@ -472,6 +472,16 @@ GOMP_API void GOMP_taskwait_depend(void** depend) {
   weft::core::submit_task(w, t);
 }
 
+// taskwait depend(...) nowait (GCC 13): an empty task with those dependences, deferred like any
+// other, so that later tasks that depend on it wait for what it waits for.
+GOMP_API void GOMP_taskwait_depend_nowait(void** depend) {
+  worker& w = self();
+  task* t = weft::core::allocate_task(w, nothing, 0, 0);
+  if (!t) fatal("taskwait depend nowait: out of memory");
+  add_depends(w, t, depend);
+  weft::core::submit_task(w, t);
+}
+
 // A scheduling point: the task steps aside while other ready work runs (no stack grows).
 GOMP_API void GOMP_taskyield(void) {
   weft::core::taskyield(self());

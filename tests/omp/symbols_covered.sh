@@ -1,9 +1,10 @@
 #!/bin/bash
 # omp.symbols_covered: every GOMP_*/omp_* symbol that a test program imports must be defined by
 # libweft.so, with a symbol version that glibc will bind the program's versioned reference to
-# (the same version node, or no version / the base version). A symbol libweft lacks, or exports
-# under another version, is silently resolved from the real libgomp.so.1 under LD_PRELOAD: the
-# program would then not be running on weft.
+# (the same version node, or no version / the base version; an unversioned reference, such as a
+# weak one to what the build-time libgomp lacks, binds to the one version). A symbol libweft
+# lacks, or exports under another version, is silently resolved from the real libgomp.so.1 under
+# LD_PRELOAD: the program would then not be running on weft.
 #   symbols_covered.sh LIBWEFT PROGRAM...
 set -u
 lib=$1
@@ -37,7 +38,7 @@ for prog in "$@"; do
     vers=${defined[$name]:-}
     if [[ -z $vers ]]; then
       missing[$sym]="${missing[$sym]:-} $(basename "$prog")"
-    elif [[ " $vers " != *" - "* && " $vers " != *" $ver "* ]]; then
+    elif [[ $ver != - && " $vers " != *" - "* && " $vers " != *" $ver "* ]]; then
       mismatch[$sym]="libweft has:$vers; needed by $(basename "$prog")"
     fi
   done < <($NM -D --undefined-only "$prog" | awk '{print $NF}' | grep -E '^(GOMP_|omp_)')
