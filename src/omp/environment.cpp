@@ -539,6 +539,9 @@ void display_environment(bool verbose) {
   static const char* const sched_names[] = {"?", "STATIC", "DYNAMIC", "GUIDED", "AUTO"};
   std::string out = "\nOPENMP DISPLAY ENVIRONMENT BEGIN\n  _OPENMP = '201511'\n  OMP_DYNAMIC = '";
   out += s.initial.dynamic ? "TRUE" : "FALSE";
+  // The lines, order and values libgomp prints, so that scripts reading them see the same.
+  out += "'\n  OMP_NESTED = '";
+  out += s.initial.max_active_levels > 1 ? "TRUE" : "FALSE";
   out += "'\n  OMP_NUM_THREADS = '";
   if (s.nthreads_list.empty()) {
     out += std::to_string(s.initial.nthreads);
@@ -573,8 +576,13 @@ void display_environment(bool verbose) {
   out += "'\n";
   out += "  OMP_STACKSIZE = '" + std::to_string(s.stacksize) + "'\n";
   out += std::string("  OMP_WAIT_POLICY = '") + (s.wait_policy == 1 ? "ACTIVE" : "PASSIVE") + "'\n";
-  out += "  OMP_THREAD_LIMIT = '" + std::to_string(s.initial.thread_limit) + "'\n";
+  // No limit: libgomp's own value for it (UINT_MAX).
+  out += "  OMP_THREAD_LIMIT = '" +
+         (s.initial.thread_limit >= unlimited_threads ? std::string("4294967295") : std::to_string(s.initial.thread_limit)) +
+         "'\n";
   out += "  OMP_MAX_ACTIVE_LEVELS = '" + std::to_string(s.initial.max_active_levels) + "'\n";
+  out += "  OMP_NUM_TEAMS = '" + std::to_string(s.num_teams) + "'\n";
+  out += "  OMP_TEAMS_THREAD_LIMIT = '" + std::to_string(s.teams_thread_limit) + "'\n";
   out += std::string("  OMP_CANCELLATION = '") + (s.cancellation ? "TRUE" : "FALSE") + "'\n";
   out += "  OMP_DEFAULT_DEVICE = '" + std::to_string(s.initial.default_device) + "'\n";
   out += "  OMP_MAX_TASK_PRIORITY = '" + std::to_string(s.max_task_priority) + "'\n";
@@ -582,6 +590,12 @@ void display_environment(bool verbose) {
   out += "  OMP_AFFINITY_FORMAT = '" + current_affinity_format() + "'\n";
   std::uintptr_t a = s.initial.def_allocator;
   out += "  OMP_ALLOCATOR = '" + (a > std::size(allocator_names) ? s.allocator_text : allocator_names[a - 1]) + "'\n";
+  const char* offload = env("OMP_TARGET_OFFLOAD");
+  out += std::string("  OMP_TARGET_OFFLOAD = '") +
+         (offload && strcasecmp(offload, "mandatory") == 0  ? "MANDATORY"
+          : offload && strcasecmp(offload, "disabled") == 0 ? "DISABLED"
+                                                            : "DEFAULT") +
+         "'\n";
   if (verbose) {
     out +=
         "  weft: the OpenMP door maps parallel regions onto gangs of weft workers; WEFT_* variables\n"

@@ -6,7 +6,8 @@
 #       (Precondition, checked first: plain libgomp prints no such line.)
 #   runs_on_weft.sh display libpath SHIMDIR PROGRAM
 #       the same with LD_LIBRARY_PATH=SHIMDIR, where SHIMDIR/libgomp.so.1 is weft; also checks
-#       that the dynamic loader resolves libgomp.so.1 into SHIMDIR.
+#       that the dynamic loader resolves libgomp.so.1 into SHIMDIR, and that weft's
+#       OMP_DISPLAY_ENV=true block is libgomp's, line for line.
 #   runs_on_weft.sh bindings LIBWEFT PROGRAM...
 #       with LD_PRELOAD, LD_BIND_NOW and LD_DEBUG=bindings, no GOMP_*/omp_* reference of any
 #       program may be bound to the real libgomp.so.1.
@@ -47,6 +48,19 @@ display)
   [ $rc -eq 0 ] || fail "program exited with $rc"
   grep -qF 'OPENMP DISPLAY ENVIRONMENT BEGIN' <<<"$out" || fail "no 'OPENMP DISPLAY ENVIRONMENT BEGIN' with OMP_DISPLAY_ENV=true"
   grep -qF "$marker" <<<"$out" || fail "no '$marker' line with OMP_DISPLAY_ENV=true"
+  if [ "$how" = libpath ]; then
+    # weft alone prints the block: line for line what libgomp prints, for a few settings.
+    for settings in "" "OMP_MAX_ACTIVE_LEVELS=2 OMP_THREAD_LIMIT=7 OMP_TARGET_OFFLOAD=disabled OMP_NUM_TEAMS=3"; do
+      # shellcheck disable=SC2086
+      gomp_block=$("$run" OMP_NUM_THREADS=2 OMP_DISPLAY_ENV=true $settings -- "$prog" 2>&1 | sed -n '/DISPLAY ENVIRONMENT BEGIN/,/DISPLAY ENVIRONMENT END/p')
+      # shellcheck disable=SC2086
+      weft_block=$("$run" OMP_NUM_THREADS=2 OMP_DISPLAY_ENV=true $settings "${envset[@]}" -- "$prog" 2>&1 | sed -n '/DISPLAY ENVIRONMENT BEGIN/,/DISPLAY ENVIRONMENT END/p')
+      if [ "$gomp_block" != "$weft_block" ]; then
+        diff <(echo "$gomp_block") <(echo "$weft_block")
+        fail "OMP_DISPLAY_ENV=true ${settings:-(defaults)}: weft's block differs from libgomp's (above: < libgomp, > weft)"
+      fi
+    done
+  fi
   echo "PASS"
   ;;
 bindings)
