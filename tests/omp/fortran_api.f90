@@ -6,14 +6,7 @@
 module checks
   implicit none
 contains
-  subroutine check(ok, what)
-    logical, intent(in) :: ok
-    character(len=*), intent(in) :: what
-    if (.not. ok) then
-      write (*, '(a,a)') 'FAIL fortran_api: ', what
-      error stop 1
-    end if
-  end subroutine
+  include 'omp_check.inc'
 end module
 
 program fortran_api

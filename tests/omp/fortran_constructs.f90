@@ -6,14 +6,7 @@ module shared_state
   integer :: tp = -1
   !$omp threadprivate(tp)
 contains
-  subroutine check(ok, what)
-    logical, intent(in) :: ok
-    character(len=*), intent(in) :: what
-    if (.not. ok) then
-      write (*, '(a,a)') 'FAIL fortran_constructs: ', what
-      error stop 1
-    end if
-  end subroutine
+  include 'omp_check.inc'
 
   recursive integer function fib(n) result(r)
     integer, intent(in) :: n
