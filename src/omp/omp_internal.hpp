@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -71,11 +72,10 @@ void display_environment(bool verbose);
 // --- teams and members ------------------------------------------------------------------------
 struct team;
 
-// One slot of a team's ring of worksharing constructs (loops, sections, single copyprivate).
+// The work share of one worksharing construct (loop, sections, single copyprivate).
 // stage: 3q = free for construct q, 3q+1 = being set up for q, 3q+2 = set up for q.
 struct alignas(64) workshare {
   std::atomic<std::uint64_t> stage{0};
-  std::atomic<int> left{0};  // members not yet done with it
   int kind = 0;              // sched_kind (static, dynamic, guided)
   bool ordered = false;
   std::uint64_t total = 0;  // iterations (logical, 0 .. total-1)
@@ -102,7 +102,27 @@ struct alignas(64) workshare {
   }
 };
 
-inline constexpr int workshare_ring = 8;
+// The work shares of workshare_block_size consecutive constructs of a team, from `first` on.
+// Members meet the constructs in the same order; the first to cross into the next block's range
+// links it (a spare or a new one), so that no member ever waits for a lagging one, however many
+// nowait constructs apart they are (as in libgomp, whose chain of work shares has no bound: a ring
+// of 8 hung a program whose thread waited for another to pass 9 nowait loops). A block goes back
+// to the team's spares once every member has moved past it.
+inline constexpr int workshare_block_size = 8;
+struct workshare_block {
+  workshare ws[workshare_block_size];
+  std::uint64_t first = 0;
+  std::atomic<workshare_block*> next{nullptr};
+  std::atomic<int> members_in{0};  // members that have not moved to a later block
+  workshare_block* spare_next = nullptr;
+  // Serves constructs first .. first + workshare_block_size - 1 for `members` members.
+  void reset(std::uint64_t first_construct, int members) {
+    first = first_construct;
+    for (int i = 0; i < workshare_block_size; ++i) ws[i].stage.store(3 * (first + i), std::memory_order_relaxed);
+    next.store(nullptr, std::memory_order_relaxed);
+    members_in.store(members, std::memory_order_relaxed);
+  }
+};
 
 // The threads an initial thread and its nested teams share under thread-limit-var: an initial
 // thread's, a target region's (a new initial task) and each host team's. Only touched when the
@@ -123,6 +143,7 @@ struct alignas(64) member {
   std::uint64_t ws_seq = 0;  // worksharing constructs started in this team
   std::uint64_t single_seq = 0;
   workshare* ws = nullptr;  // the current worksharing construct
+  workshare_block* block = nullptr;  // the block of the constructs it meets now
   std::uint64_t ws_index = 0;
   std::uint64_t static_round = 0;  // static schedule: chunks this thread took so far
   std::int64_t ticket = -1;        // ordered: ticket of the chunk held, -1 none
@@ -199,7 +220,11 @@ struct alignas(64) team {
   std::atomic<int> gone{0};  // members that left the team for the pool
   int bound = 0;             // members 1..bound-1 run the job loop
   int runs = 0;              // regions dispatched
-  workshare ws[workshare_ring];
+  workshare_block first_block;  // constructs 0 .. at first; later a spare like the others
+  // Spares, and the blocks made beyond the first (taken once per block of constructs).
+  std::mutex blocks_lock;
+  workshare_block* spare_blocks = nullptr;
+  std::vector<std::unique_ptr<workshare_block>> made_blocks;
 };
 
 // The calling thread's OpenMP context; null before the thread's first OpenMP call.
@@ -319,6 +344,9 @@ struct loop_spec {
 };
 workshare& enter_workshare(member& m, bool& initializer);
 void leave_workshare(member& m);
+// A spare block of t (or a new one) reset for the constructs from `first` on; giving one back.
+workshare_block* take_block(team& t, std::uint64_t first);
+void give_block(team& t, workshare_block* b);
 void setup_loop(member& m, const loop_spec& s);
 bool next_chunk(member& m, std::uint64_t& first, std::uint64_t& last);  // logical [first, last)
 loop_spec signed_loop(long start, long end, long incr, int kind, long chunk);

@@ -303,6 +303,7 @@ void member::start_afresh() {
   icv = icvs{};
   ws_seq = single_seq = 0;
   ws = nullptr;
+  block = nullptr;
   ws_index = static_round = 0;
   ticket = -1;
   saved_current = nullptr;
@@ -323,9 +324,11 @@ team::team(int n) : size(n), members(n), jobs(n), queues(n), queue_of(n) {
     queues[k] = std::make_unique<sched::work_deque<task*>>(256);
     queue_of[k] = queues[k].get();
   }
-  for (int i = 0; i < workshare_ring; ++i)
-    ws[i].stage.store(3 * static_cast<std::uint64_t>(i), std::memory_order_relaxed);
-  for (auto& m : members) m = take_member();
+  first_block.reset(0, n);
+  for (auto& m : members) {
+    m = take_member();
+    m->block = &first_block;
+  }
   std::vector<int> ids(n, -1);
   crew.members.assign(ids.begin(), ids.end());
   crew.words.assign(n, nullptr);
@@ -629,14 +632,22 @@ bool cancellable_barrier(worker& w, member& m) {
 // barriers); with every member idle, the team starts again from a common count.
 void realign(team* t) {
   std::uint64_t seq = 0;
-  for (member* m : t->members) seq = m->ws_seq > seq ? m->ws_seq : seq;
+  workshare_block* oldest = nullptr;
+  for (member* m : t->members) {
+    seq = m->ws_seq > seq ? m->ws_seq : seq;
+    if (!oldest || m->block->first < oldest->first) oldest = m->block;
+  }
+  // Every block from the laggard's on goes back; the team starts again in one block.
+  for (workshare_block* b = oldest; b;) {
+    workshare_block* next = b->next.load(std::memory_order_relaxed);
+    give_block(*t, b);
+    b = next;
+  }
+  workshare_block* restart = take_block(*t, seq - seq % workshare_block_size);
   for (member* m : t->members) {
     m->ws_seq = seq;
     m->single_seq = t->single_taken.load(std::memory_order_relaxed);
-  }
-  for (std::uint64_t q = seq; q < seq + workshare_ring; ++q) {
-    workshare& ws = t->ws[q % workshare_ring];
-    ws.stage.store(3 * q, std::memory_order_relaxed);
+    m->block = restart;
   }
   t->inner.arrived.store(0, std::memory_order_relaxed);
 }

@@ -2,8 +2,9 @@
 // sections, and the combined parallel forms.
 //
 // The members of a team meet every worksharing construct in the same order, so construct q uses
-// slot q % workshare_ring of the team's ring: the first member to arrive sets it up, the last to
-// leave frees it for construct q + ring. Members run at most `ring` nowait constructs apart.
+// the work share of q in the team's chain of blocks (omp_internal.hpp, workshare_block): the first
+// member to arrive sets it up, the others join it. Members may run any number of nowait
+// constructs apart.
 //
 // Loops are handed out in logical iterations 0 .. total-1 (iteration i is start + i*incr). An
 // ordered loop gives each chunk a ticket in iteration order; ordered regions run in ticket order,
@@ -45,16 +46,36 @@ void recycle(workshare& ws) {
   ws.doacross = nullptr;
 }
 
+// Into the next block: linked by the first member to get there, given back by the last to leave
+// the one before (every member read its link by then).
+workshare_block* next_block(member& m) {
+  team& t = *m.crew;
+  workshare_block* old = m.block;
+  workshare_block* next = old->next.load(std::memory_order_acquire);
+  if (!next) {
+    workshare_block* fresh = take_block(t, old->first + workshare_block_size);
+    // acq_rel: the winner publishes the reset block; a loser sees the winner's.
+    if (old->next.compare_exchange_strong(next, fresh, std::memory_order_acq_rel, std::memory_order_acquire))
+      next = fresh;
+    else
+      give_block(t, fresh);
+  }
+  m.block = next;
+  if (old->members_in.fetch_sub(1, std::memory_order_acq_rel) == 1) give_block(t, old);
+  return next;
+}
+
 bool claim(member& m, workshare*& out) {
   std::uint64_t q = m.ws_seq++;
-  workshare& ws = m.crew->ws[q % workshare_ring];
+  workshare_block* b = m.block;
+  while (q >= b->first + workshare_block_size) b = next_block(m);
+  workshare& ws = b->ws[q - b->first];
   int spins = 0;
   for (;;) {
     std::uint64_t st = ws.stage.load(std::memory_order_acquire);
     if (st == 3 * q) {
       if (ws.stage.compare_exchange_weak(st, 3 * q + 1, std::memory_order_acquire, std::memory_order_relaxed)) {
         recycle(ws);
-        ws.left.store(m.crew->size, std::memory_order_relaxed);
         m.ws = &ws;
         m.ws_index = q;
         out = &ws;
@@ -396,11 +417,29 @@ workshare& enter_workshare(member& m, bool& initializer) {
 }
 
 void leave_workshare(member& m) {
-  workshare* ws = m.ws;
-  if (!ws) return;
-  m.ws = nullptr;
-  if (ws->left.fetch_sub(1, std::memory_order_acq_rel) == 1)
-    ws->stage.store(3 * (m.ws_index + workshare_ring), std::memory_order_release);
+  m.ws = nullptr;  // the work share stays until its block is given back
+}
+
+workshare_block* take_block(team& t, std::uint64_t first) {
+  workshare_block* b;
+  {
+    std::lock_guard<std::mutex> g(t.blocks_lock);
+    b = t.spare_blocks;
+    if (b) {
+      t.spare_blocks = b->spare_next;
+    } else {
+      t.made_blocks.push_back(std::make_unique<workshare_block>());
+      b = t.made_blocks.back().get();
+    }
+  }
+  b->reset(first, t.size);
+  return b;
+}
+
+void give_block(team& t, workshare_block* b) {
+  std::lock_guard<std::mutex> g(t.blocks_lock);
+  b->spare_next = t.spare_blocks;
+  t.spare_blocks = b;
 }
 
 int resolve_schedule(int sched, long& chunk) {
