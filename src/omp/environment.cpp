@@ -335,6 +335,25 @@ void parse_places(settings& s) {
     ++p;
   }
   if (places.size() > 65536) return invalid("OMP_PLACES");
+  // Only the CPUs this process may run on count, as in libgomp: a place keeps those, and a place
+  // with none is dropped (an OMP_PLACES written for a larger machine).
+  sched::cpu_mask usable;
+  if (sched::cpu_mask::of_calling_thread(usable)) {
+    std::size_t given = places.size();
+    std::vector<std::vector<int>> kept;
+    for (auto& place : places) {
+      std::vector<int> ids;
+      for (int id : place)
+        if (id >= 0 && static_cast<std::size_t>(id) < usable.size_bits() && usable.test(static_cast<std::size_t>(id)))
+          ids.push_back(id);
+      if (!ids.empty()) kept.push_back(std::move(ids));
+    }
+    if (kept.size() < given)
+      std::fprintf(stderr,
+                   "weft: OMP_PLACES: %zu of its %zu places kept; the others have no CPU this process may run on\n",
+                   kept.size(), given);
+    places = std::move(kept);
+  }
   s.places = places;
   s.num_places = static_cast<int>(places.size());
 }

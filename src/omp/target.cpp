@@ -32,7 +32,9 @@ void run_on_host(void (*fn)(void*), std::size_t mapnum, void** hostaddrs, std::s
   std::vector<void*> copies;
   for (std::size_t i = 0; i < mapnum; ++i) {
     unsigned short kind = kinds ? kinds[i] : 0;
-    if ((kind & 0xff) == map_firstprivate) {
+    if ((kind & 0xff) == map_firstprivate && !hostaddrs[i]) {
+      addrs[i] = nullptr;  // nothing to copy: e.g. the descriptor of an absent Fortran OPTIONAL
+    } else if ((kind & 0xff) == map_firstprivate) {
       std::size_t align = std::size_t{1} << (kind >> 8);
       if (align < sizeof(void*)) align = sizeof(void*);
       void* copy = std::aligned_alloc(align, (sizes[i] + align - 1) / align * align + align);

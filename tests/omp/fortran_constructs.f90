@@ -36,6 +36,7 @@ program fortran_constructs
   double precision :: a(n), b(n), dot
   integer :: bcast(4)
   integer :: chain(0:200)
+  integer, pointer :: pcells(:)
 
   ! --- parallel do: each schedule, scalar and array reductions, lastprivate ------------------
   total = 0
@@ -196,5 +197,21 @@ program fortran_constructs
   !$omp end parallel
   call check(wrong == 0, 'nested regions: levels, team sizes, ancestors')
 
+  ! --- target on the host: an absent OPTIONAL array named in has_device_addr ----------------
+  call on_target()
+  allocate (pcells(10))
+  pcells = 0
+  call on_target(pcells)
+  call check(all(pcells == 7), 'target has_device_addr of a present OPTIONAL array')
+  deallocate (pcells)
+
   print '(a)', 'PASS fortran_constructs'
+contains
+  ! gcc passes the descriptor of an absent OPTIONAL as a null firstprivate address.
+  subroutine on_target(c)
+    integer, optional, pointer :: c(:)
+    !$omp target has_device_addr(c)
+    if (present(c)) c = 7
+    !$omp end target
+  end subroutine
 end program

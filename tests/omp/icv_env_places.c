@@ -1,7 +1,8 @@
 /* OMP_PLACES without OMP_PROC_BIND (set by the CTest registration: OMP_PLACES=threads, or an
  * explicit list): bind-var is true, as libgomp sets it, inside and outside a region; the places
  * are counted, and with OMP_PLACES=threads every thread of a team is in one; OMP_DISPLAY_ENV's block shows OMP_PROC_BIND 'TRUE' and the places as processor
- * lists in braces (libgomp's form), the schedule without its default chunk. */
+ * lists in braces (libgomp's form), the schedule without its default chunk. Places name only
+ * CPUs that exist (registered once with places for CPUs 62 and 63 too). */
 #include "omp_test.h"
 
 /* omp_display_env's block, read back from a temporary file that stands in for stderr. */
@@ -38,6 +39,18 @@ int main(void) {
   int np = omp_get_num_places();
   CHECK(np >= 1, "%d places", np);
   for (int p = 0; p < np; p++) CHECK(omp_get_place_num_procs(p) >= 1, "place %d has no processor", p);
+  /* Only CPUs that exist are in places (libgomp drops the others, and places left without any:
+   * OMP_PLACES written for a larger machine). The initial thread's own mask may already be
+   * narrowed to its place by the runtime: the machine's CPU count is the reference. */
+  long cpus = sysconf(_SC_NPROCESSORS_CONF);
+  for (int p = 0; p < np; p++) {
+    int ids[1024];
+    int n = omp_get_place_num_procs(p);
+    CHECK(n <= 1024, "place %d: %d processors", p, n);
+    omp_get_place_proc_ids(p, ids);
+    for (int i = 0; i < n; i++)
+      CHECK(ids[i] >= 0 && ids[i] < cpus, "place %d lists processor %d; the machine has %ld", p, ids[i], cpus);
+  }
   if (omp_test_env_is("OMP_PLACES", "threads") && np <= 64) {
     /* one place per processor: every bound thread is in one (weft binds workers to its cores),
      * and a team with as many threads as places has one in each */
