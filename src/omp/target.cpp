@@ -182,21 +182,24 @@ GOMP_API void GOMP_scope_start(std::uintptr_t* reductions) {
   leave_workshare(m);
 }
 
-static void print_message(const char* kind, const char* msg, std::size_t len) {
+// The error directive's messages in libgomp's words (programs and test suites match them), with
+// weft's name in front: "weft: error directive encountered: <message>" (a blank line after a
+// warning), "weft: fatal error: error directive encountered: <message>".
+static void print_message(const char* prefix, const char* msg, std::size_t len, const char* after) {
   if (!msg) {
-    std::fprintf(stderr, "%s: 'error' directive encountered\n", kind);
+    std::fprintf(stderr, "%serror directive encountered\n%s", prefix, after);
     return;
   }
   if (len == static_cast<std::size_t>(-1)) len = std::strlen(msg);
-  std::fprintf(stderr, "%s: '%.*s'\n", kind, static_cast<int>(len), msg);
+  std::fprintf(stderr, "%serror directive encountered: %.*s\n%s", prefix, static_cast<int>(len), msg, after);
 }
 
 GOMP_API void GOMP_warning(const char* msg, std::size_t len) {
-  print_message("weft: warning", msg, len);
+  print_message("weft: ", msg, len, "\n");
 }
 
 GOMP_API void GOMP_error(const char* msg, std::size_t len) {
-  print_message("weft: fatal error", msg, len);
+  print_message("weft: fatal error: ", msg, len, "");
   std::exit(EXIT_FAILURE);
 }
 
