@@ -103,6 +103,7 @@ program fortran_api
   call omp_get_partition_place_nums(nums)
   call omp_get_partition_place_nums(nums8)
   if (n > 0) call check(all(nums(1:n) == nums8(1:n)) .and. all(nums(1:n) >= 0), 'omp_get_partition_place_nums')
+  deallocate (nums, nums8)
   call check(omp_is_initial_device(), 'omp_is_initial_device on the host')
   call check(omp_get_num_devices() >= 0, 'omp_get_num_devices')
   call check(omp_get_initial_device() == omp_get_num_devices(), 'omp_get_initial_device')
