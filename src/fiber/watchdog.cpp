@@ -97,20 +97,8 @@ __attribute__((no_sanitize("thread", "address"))) std::string describe_running(r
     add(w.inbox.load(std::memory_order_relaxed) || w.resume_next ? 1 : 0, "context(s) to resume");
     add(w.batch_finished, "finished child(ren) not yet counted out of their parent");
     add(w.group_owed, "finished task(s) not yet counted out of their taskgroup");
-    const bool asleep = w.sleep_word.load(std::memory_order_relaxed) == 1;
-    // Ready tasks the sleeper's gangs would run: in the queue it serves, or in the queues and
-    // priority lanes of roles it left parked (only it goes back to them). Read only while it
-    // sleeps: awake, it may be changing its roles.
-    if (asleep) {
-      add(w.queue ? w.queue->size() : 0, "ready task(s) in its queue while it sleeps");
-      std::int64_t in_parked = 0;
-      for (const auto& p : w.parked_roles)
-        in_parked += (p.r.queue ? p.r.queue->size() : 0) +
-                     (p.r.crew ? p.r.crew->priority_ready.load(std::memory_order_relaxed) : 0);
-      add(in_parked, "ready task(s) in the gangs of roles it left parked");
-    }
     if (!held.empty()) text += "  worker " + std::to_string(i) + " holds " + held + "\n";
-    if (asleep) continue;
+    if (w.sleep_word.load(std::memory_order_relaxed) == 1) continue;
     const task* t = w.current;
     if (!t || t == &w.root) continue;  // at its scheduling loop
     char at[32];
