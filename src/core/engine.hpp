@@ -261,7 +261,11 @@ extern bool forked_child;
 // Called in such a child first (a door forgets what its teams' threads held), when set.
 extern void (*fork_child_hook)();
 worker* add_worker(bool start_thread);  // caller holds grow_lock (or is starting the runtime)
-worker* recruit();                      // a pooled worker without a job, added when none is free
+// A pooled worker without a job (added when none is free) for member k of a team whose member 0 is
+// worker `master`: preferably the one bound k cores after the master's, so that a team's threads
+// sit on consecutive places as OpenMP's close placement wants, whichever order workers came back
+// to the pool in.
+worker* recruit(int master, int k);
 void dispatch(worker& target, gang_job* job);
 void ensure_workers(int count);  // adds pooled workers until the runtime has count of them
 worker* adopt_thread();          // the calling foreign thread becomes a worker with its own gang

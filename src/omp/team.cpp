@@ -764,7 +764,7 @@ void launch(team* t) {
   if (t->bound < t->size) {
     // New members: recruit, then publish the gang before any of them looks for work.
     std::vector<worker*> recruits;
-    for (int k = t->bound; k < t->size; ++k) recruits.push_back(core::recruit());
+    for (int k = t->bound; k < t->size; ++k) recruits.push_back(core::recruit(t->crew.members[0], k));
     std::vector<int> ids(t->crew.members);
     for (int k = t->bound; k < t->size; ++k) ids[k] = recruits[k - t->bound]->id;
     t->crew.assign(ids.data(), t->size, t->queue_of.data());

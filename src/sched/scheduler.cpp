@@ -614,12 +614,24 @@ worker* add_worker(bool start_thread) {
   return raw;
 }
 
-worker* recruit() {
+worker* recruit(int master, int k) {
   runtime& rt = *instance;
   std::lock_guard<std::mutex> lock(rt.grow_lock);
   if (!rt.pool.empty()) {
-    int id = rt.pool.back();
-    rt.pool.pop_back();
+    // Worker i runs on core slot i % n (core_for): the one k slots after the master's, if pooled;
+    // else the pool's next (lowest id first when the pool is in its start-up order).
+    std::size_t pick = rt.pool.size() - 1;
+    if (bind_state && !bind_state->core_sets.empty()) {
+      const std::size_t n = bind_state->core_sets.size();
+      const std::size_t want = (static_cast<std::size_t>(master) + static_cast<std::size_t>(k)) % n;
+      for (std::size_t i = rt.pool.size(); i-- > 0;)
+        if (static_cast<std::size_t>(rt.pool[i]) % n == want) {
+          pick = i;
+          break;
+        }
+    }
+    int id = rt.pool[pick];
+    rt.pool.erase(rt.pool.begin() + static_cast<std::ptrdiff_t>(pick));
     return rt.workers[id].get();
   }
   return add_worker(true);
