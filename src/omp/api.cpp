@@ -357,8 +357,7 @@ struct async_copy {
 void run_async_copy(void* arg) {
   auto* c = static_cast<async_copy*>(arg);
   if (c->dims == 0)
-    omp_target_memcpy(c->dst, c->src, c->length_or_element, c->dst_offset, c->src_offset, c->dst_device,
-                      c->src_device);
+    omp_target_memcpy(c->dst, c->src, c->length_or_element, c->dst_offset, c->src_offset, c->dst_device, c->src_device);
   else
     omp_target_memcpy_rect(c->dst, c->src, c->length_or_element, c->dims, c->volume, c->dst_offsets, c->src_offsets,
                            c->dst_dims, c->src_dims, c->dst_device, c->src_device);
@@ -387,8 +386,8 @@ GOMP_API int omp_target_memcpy_async(void* dst, const void* src, std::size_t len
 GOMP_API int omp_target_memcpy_rect_async(void* dst, const void* src, std::size_t element, int dims,
                                           const std::size_t* volume, const std::size_t* dst_offsets,
                                           const std::size_t* src_offsets, const std::size_t* dst_dims,
-                                          const std::size_t* src_dims, int dst_device, int src_device,
-                                          int depobj_count, void* depobjs) {
+                                          const std::size_t* src_dims, int dst_device, int src_device, int depobj_count,
+                                          void* depobjs) {
   if (!dst && !src) return 3;  // the number of dimensions supported is asked for
   if (offload_device(dst_device) != -1 || offload_device(src_device) != -1 || dims < 1 || dims > 3) return EINVAL;
   async_copy c{dst, src, element, 0, 0, dst_device, src_device, dims, {}, {}, {}, {}, {}};

@@ -597,7 +597,8 @@ void display_environment(bool verbose) {
   out += std::string("  OMP_WAIT_POLICY = '") + (s.wait_policy == 1 ? "ACTIVE" : "PASSIVE") + "'\n";
   // No limit: libgomp's own value for it (UINT_MAX).
   out += "  OMP_THREAD_LIMIT = '" +
-         (s.initial.thread_limit >= unlimited_threads ? std::string("4294967295") : std::to_string(s.initial.thread_limit)) +
+         (s.initial.thread_limit >= unlimited_threads ? std::string("4294967295")
+                                                      : std::to_string(s.initial.thread_limit)) +
          "'\n";
   out += "  OMP_MAX_ACTIVE_LEVELS = '" + std::to_string(s.initial.max_active_levels) + "'\n";
   out += "  OMP_NUM_TEAMS = '" + std::to_string(s.num_teams) + "'\n";

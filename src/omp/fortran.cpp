@@ -1,5 +1,5 @@
-// The OpenMP API as gfortran calls it (GCC 12's set, and GCC 13's omp_in_explicit_task): `use omp_lib` (or omp_lib.h) compiles a call of
-// omp_get_thread_num() to a reference to omp_get_thread_num_, with every argument passed by
+// The OpenMP API as gfortran calls it (GCC 12's set, and GCC 13's omp_in_explicit_task): `use omp_lib` (or omp_lib.h)
+// compiles a call of omp_get_thread_num() to a reference to omp_get_thread_num_, with every argument passed by
 // reference, LOGICAL as a 4-byte integer, and each CHARACTER argument's length as a hidden size_t
 // after the others. The module's generic interfaces send INTEGER(8) arguments to the `_8_`
 // variants. Without these entry points a gfortran -fopenmp program does not even load on weft.
@@ -127,45 +127,101 @@ std::string expanded(const char* format, std::size_t format_len) {
 extern "C" {
 
 // --- threads and teams ---------------------------------------------------------------------
-GOMP_API void omp_set_num_threads_(const std::int32_t* n) { omp_set_num_threads(*n); }
-GOMP_API void omp_set_num_threads_8_(const std::int64_t* n) { omp_set_num_threads(narrow(*n)); }
-GOMP_API std::int32_t omp_get_num_threads_(void) { return omp_get_num_threads(); }
-GOMP_API std::int32_t omp_get_max_threads_(void) { return omp_get_max_threads(); }
-GOMP_API std::int32_t omp_get_thread_num_(void) { return omp_get_thread_num(); }
-GOMP_API std::int32_t omp_get_num_procs_(void) { return omp_get_num_procs(); }
-GOMP_API std::int32_t omp_in_parallel_(void) { return logical(omp_in_parallel()); }
-GOMP_API void omp_set_dynamic_(const std::int32_t* on) { omp_set_dynamic(*on != 0); }
-GOMP_API void omp_set_dynamic_8_(const std::int64_t* on) { omp_set_dynamic(*on != 0); }
-GOMP_API std::int32_t omp_get_dynamic_(void) { return logical(omp_get_dynamic()); }
-GOMP_API void omp_set_nested_(const std::int32_t* on) { omp_set_nested(*on != 0); }
-GOMP_API void omp_set_nested_8_(const std::int64_t* on) { omp_set_nested(*on != 0); }
-GOMP_API std::int32_t omp_get_nested_(void) { return logical(omp_get_nested()); }
-GOMP_API std::int32_t omp_get_thread_limit_(void) { return omp_get_thread_limit(); }
-GOMP_API void omp_set_max_active_levels_(const std::int32_t* n) { omp_set_max_active_levels(*n); }
-GOMP_API void omp_set_max_active_levels_8_(const std::int64_t* n) { omp_set_max_active_levels(narrow(*n)); }
-GOMP_API std::int32_t omp_get_max_active_levels_(void) { return omp_get_max_active_levels(); }
-GOMP_API std::int32_t omp_get_supported_active_levels_(void) { return omp_get_supported_active_levels(); }
-GOMP_API std::int32_t omp_get_level_(void) { return omp_get_level(); }
-GOMP_API std::int32_t omp_get_active_level_(void) { return omp_get_active_level(); }
+GOMP_API void omp_set_num_threads_(const std::int32_t* n) {
+  omp_set_num_threads(*n);
+}
+GOMP_API void omp_set_num_threads_8_(const std::int64_t* n) {
+  omp_set_num_threads(narrow(*n));
+}
+GOMP_API std::int32_t omp_get_num_threads_(void) {
+  return omp_get_num_threads();
+}
+GOMP_API std::int32_t omp_get_max_threads_(void) {
+  return omp_get_max_threads();
+}
+GOMP_API std::int32_t omp_get_thread_num_(void) {
+  return omp_get_thread_num();
+}
+GOMP_API std::int32_t omp_get_num_procs_(void) {
+  return omp_get_num_procs();
+}
+GOMP_API std::int32_t omp_in_parallel_(void) {
+  return logical(omp_in_parallel());
+}
+GOMP_API void omp_set_dynamic_(const std::int32_t* on) {
+  omp_set_dynamic(*on != 0);
+}
+GOMP_API void omp_set_dynamic_8_(const std::int64_t* on) {
+  omp_set_dynamic(*on != 0);
+}
+GOMP_API std::int32_t omp_get_dynamic_(void) {
+  return logical(omp_get_dynamic());
+}
+GOMP_API void omp_set_nested_(const std::int32_t* on) {
+  omp_set_nested(*on != 0);
+}
+GOMP_API void omp_set_nested_8_(const std::int64_t* on) {
+  omp_set_nested(*on != 0);
+}
+GOMP_API std::int32_t omp_get_nested_(void) {
+  return logical(omp_get_nested());
+}
+GOMP_API std::int32_t omp_get_thread_limit_(void) {
+  return omp_get_thread_limit();
+}
+GOMP_API void omp_set_max_active_levels_(const std::int32_t* n) {
+  omp_set_max_active_levels(*n);
+}
+GOMP_API void omp_set_max_active_levels_8_(const std::int64_t* n) {
+  omp_set_max_active_levels(narrow(*n));
+}
+GOMP_API std::int32_t omp_get_max_active_levels_(void) {
+  return omp_get_max_active_levels();
+}
+GOMP_API std::int32_t omp_get_supported_active_levels_(void) {
+  return omp_get_supported_active_levels();
+}
+GOMP_API std::int32_t omp_get_level_(void) {
+  return omp_get_level();
+}
+GOMP_API std::int32_t omp_get_active_level_(void) {
+  return omp_get_active_level();
+}
 GOMP_API std::int32_t omp_get_ancestor_thread_num_(const std::int32_t* level) {
   return omp_get_ancestor_thread_num(*level);
 }
 GOMP_API std::int32_t omp_get_ancestor_thread_num_8_(const std::int64_t* level) {
   return omp_get_ancestor_thread_num(narrow(*level));
 }
-GOMP_API std::int32_t omp_get_team_size_(const std::int32_t* level) { return omp_get_team_size(*level); }
-GOMP_API std::int32_t omp_get_team_size_8_(const std::int64_t* level) { return omp_get_team_size(narrow(*level)); }
-GOMP_API std::int32_t omp_in_final_(void) { return logical(omp_in_final()); }
-GOMP_API std::int32_t omp_in_explicit_task_(void) { return logical(omp_in_explicit_task()); }
-GOMP_API std::int32_t omp_get_cancellation_(void) { return logical(omp_get_cancellation()); }
-GOMP_API std::int32_t omp_get_max_task_priority_(void) { return omp_get_max_task_priority(); }
+GOMP_API std::int32_t omp_get_team_size_(const std::int32_t* level) {
+  return omp_get_team_size(*level);
+}
+GOMP_API std::int32_t omp_get_team_size_8_(const std::int64_t* level) {
+  return omp_get_team_size(narrow(*level));
+}
+GOMP_API std::int32_t omp_in_final_(void) {
+  return logical(omp_in_final());
+}
+GOMP_API std::int32_t omp_in_explicit_task_(void) {
+  return logical(omp_in_explicit_task());
+}
+GOMP_API std::int32_t omp_get_cancellation_(void) {
+  return logical(omp_get_cancellation());
+}
+GOMP_API std::int32_t omp_get_max_task_priority_(void) {
+  return omp_get_max_task_priority();
+}
 
 // --- schedule ------------------------------------------------------------------------------
-GOMP_API void omp_set_schedule_(const std::int32_t* kind, const std::int32_t* chunk) { omp_set_schedule(*kind, *chunk); }
+GOMP_API void omp_set_schedule_(const std::int32_t* kind, const std::int32_t* chunk) {
+  omp_set_schedule(*kind, *chunk);
+}
 GOMP_API void omp_set_schedule_8_(const std::int32_t* kind, const std::int64_t* chunk) {
   omp_set_schedule(*kind, narrow(*chunk));
 }
-GOMP_API void omp_get_schedule_(std::int32_t* kind, std::int32_t* chunk) { omp_get_schedule(kind, chunk); }
+GOMP_API void omp_get_schedule_(std::int32_t* kind, std::int32_t* chunk) {
+  omp_get_schedule(kind, chunk);
+}
 GOMP_API void omp_get_schedule_8_(std::int32_t* kind, std::int64_t* chunk) {
   int c;
   omp_get_schedule(kind, &c);
@@ -173,13 +229,21 @@ GOMP_API void omp_get_schedule_8_(std::int32_t* kind, std::int64_t* chunk) {
 }
 
 // --- places ----------------------------------------------------------------------------------
-GOMP_API std::int32_t omp_get_proc_bind_(void) { return omp_get_proc_bind(); }
-GOMP_API std::int32_t omp_get_num_places_(void) { return omp_get_num_places(); }
-GOMP_API std::int32_t omp_get_place_num_procs_(const std::int32_t* place) { return omp_get_place_num_procs(*place); }
+GOMP_API std::int32_t omp_get_proc_bind_(void) {
+  return omp_get_proc_bind();
+}
+GOMP_API std::int32_t omp_get_num_places_(void) {
+  return omp_get_num_places();
+}
+GOMP_API std::int32_t omp_get_place_num_procs_(const std::int32_t* place) {
+  return omp_get_place_num_procs(*place);
+}
 GOMP_API std::int32_t omp_get_place_num_procs_8_(const std::int64_t* place) {
   return omp_get_place_num_procs(narrow(*place));
 }
-GOMP_API void omp_get_place_proc_ids_(const std::int32_t* place, std::int32_t* ids) { omp_get_place_proc_ids(*place, ids); }
+GOMP_API void omp_get_place_proc_ids_(const std::int32_t* place, std::int32_t* ids) {
+  omp_get_place_proc_ids(*place, ids);
+}
 GOMP_API void omp_get_place_proc_ids_8_(const std::int64_t* place, std::int64_t* ids) {
   int p = narrow(*place);
   int n = omp_get_place_num_procs(p);
@@ -187,9 +251,15 @@ GOMP_API void omp_get_place_proc_ids_8_(const std::int64_t* place, std::int64_t*
   omp_get_place_proc_ids(p, narrow_ids.data());
   for (int i = 0; i < n; ++i) ids[i] = narrow_ids[i];
 }
-GOMP_API std::int32_t omp_get_place_num_(void) { return omp_get_place_num(); }
-GOMP_API std::int32_t omp_get_partition_num_places_(void) { return omp_get_partition_num_places(); }
-GOMP_API void omp_get_partition_place_nums_(std::int32_t* nums) { omp_get_partition_place_nums(nums); }
+GOMP_API std::int32_t omp_get_place_num_(void) {
+  return omp_get_place_num();
+}
+GOMP_API std::int32_t omp_get_partition_num_places_(void) {
+  return omp_get_partition_num_places();
+}
+GOMP_API void omp_get_partition_place_nums_(std::int32_t* nums) {
+  omp_get_partition_place_nums(nums);
+}
 GOMP_API void omp_get_partition_place_nums_8_(std::int64_t* nums) {
   int n = omp_get_partition_num_places();
   std::vector<int> narrow_nums(n > 0 ? n : 0);
@@ -198,32 +268,76 @@ GOMP_API void omp_get_partition_place_nums_8_(std::int64_t* nums) {
 }
 
 // --- devices and teams constructs ----------------------------------------------------------
-GOMP_API void omp_set_default_device_(const std::int32_t* d) { omp_set_default_device(*d); }
-GOMP_API void omp_set_default_device_8_(const std::int64_t* d) { omp_set_default_device(narrow(*d)); }
-GOMP_API std::int32_t omp_get_default_device_(void) { return omp_get_default_device(); }
-GOMP_API std::int32_t omp_get_num_devices_(void) { return omp_get_num_devices(); }
-GOMP_API std::int32_t omp_get_device_num_(void) { return omp_get_device_num(); }
-GOMP_API std::int32_t omp_is_initial_device_(void) { return logical(omp_is_initial_device()); }
-GOMP_API std::int32_t omp_get_initial_device_(void) { return omp_get_initial_device(); }
-GOMP_API std::int32_t omp_get_num_teams_(void) { return omp_get_num_teams(); }
-GOMP_API std::int32_t omp_get_team_num_(void) { return omp_get_team_num(); }
-GOMP_API void omp_set_num_teams_(const std::int32_t* n) { omp_set_num_teams(*n); }
-GOMP_API void omp_set_num_teams_8_(const std::int64_t* n) { omp_set_num_teams(narrow(*n)); }
-GOMP_API std::int32_t omp_get_max_teams_(void) { return omp_get_max_teams(); }
-GOMP_API void omp_set_teams_thread_limit_(const std::int32_t* n) { omp_set_teams_thread_limit(*n); }
-GOMP_API void omp_set_teams_thread_limit_8_(const std::int64_t* n) { omp_set_teams_thread_limit(narrow(*n)); }
-GOMP_API std::int32_t omp_get_teams_thread_limit_(void) { return omp_get_teams_thread_limit(); }
+GOMP_API void omp_set_default_device_(const std::int32_t* d) {
+  omp_set_default_device(*d);
+}
+GOMP_API void omp_set_default_device_8_(const std::int64_t* d) {
+  omp_set_default_device(narrow(*d));
+}
+GOMP_API std::int32_t omp_get_default_device_(void) {
+  return omp_get_default_device();
+}
+GOMP_API std::int32_t omp_get_num_devices_(void) {
+  return omp_get_num_devices();
+}
+GOMP_API std::int32_t omp_get_device_num_(void) {
+  return omp_get_device_num();
+}
+GOMP_API std::int32_t omp_is_initial_device_(void) {
+  return logical(omp_is_initial_device());
+}
+GOMP_API std::int32_t omp_get_initial_device_(void) {
+  return omp_get_initial_device();
+}
+GOMP_API std::int32_t omp_get_num_teams_(void) {
+  return omp_get_num_teams();
+}
+GOMP_API std::int32_t omp_get_team_num_(void) {
+  return omp_get_team_num();
+}
+GOMP_API void omp_set_num_teams_(const std::int32_t* n) {
+  omp_set_num_teams(*n);
+}
+GOMP_API void omp_set_num_teams_8_(const std::int64_t* n) {
+  omp_set_num_teams(narrow(*n));
+}
+GOMP_API std::int32_t omp_get_max_teams_(void) {
+  return omp_get_max_teams();
+}
+GOMP_API void omp_set_teams_thread_limit_(const std::int32_t* n) {
+  omp_set_teams_thread_limit(*n);
+}
+GOMP_API void omp_set_teams_thread_limit_8_(const std::int64_t* n) {
+  omp_set_teams_thread_limit(narrow(*n));
+}
+GOMP_API std::int32_t omp_get_teams_thread_limit_(void) {
+  return omp_get_teams_thread_limit();
+}
 
 // --- timers ----------------------------------------------------------------------------------
-GOMP_API double omp_get_wtime_(void) { return omp_get_wtime(); }
-GOMP_API double omp_get_wtick_(void) { return omp_get_wtick(); }
+GOMP_API double omp_get_wtime_(void) {
+  return omp_get_wtime();
+}
+GOMP_API double omp_get_wtick_(void) {
+  return omp_get_wtick();
+}
 
 // --- locks -----------------------------------------------------------------------------------
-GOMP_API void omp_init_lock_(std::int32_t* var) { omp_init_lock(var); }
-GOMP_API void omp_destroy_lock_(std::int32_t* var) { omp_destroy_lock(var); }
-GOMP_API void omp_set_lock_(std::int32_t* var) { omp_set_lock(var); }
-GOMP_API void omp_unset_lock_(std::int32_t* var) { omp_unset_lock(var); }
-GOMP_API std::int32_t omp_test_lock_(std::int32_t* var) { return logical(omp_test_lock(var)); }
+GOMP_API void omp_init_lock_(std::int32_t* var) {
+  omp_init_lock(var);
+}
+GOMP_API void omp_destroy_lock_(std::int32_t* var) {
+  omp_destroy_lock(var);
+}
+GOMP_API void omp_set_lock_(std::int32_t* var) {
+  omp_set_lock(var);
+}
+GOMP_API void omp_unset_lock_(std::int32_t* var) {
+  omp_unset_lock(var);
+}
+GOMP_API std::int32_t omp_test_lock_(std::int32_t* var) {
+  return logical(omp_test_lock(var));
+}
 GOMP_API void omp_init_nest_lock_(std::int64_t* var) {
   void* lock = std::malloc(16);
   if (!lock) weft::omp::fatal("omp_init_nest_lock: out of memory for the lock");
@@ -236,20 +350,32 @@ GOMP_API void omp_destroy_nest_lock_(std::int64_t* var) {
   std::free(lock);
   *var = 0;
 }
-GOMP_API void omp_set_nest_lock_(std::int64_t* var) { omp_set_nest_lock(nest_of(var)); }
-GOMP_API void omp_unset_nest_lock_(std::int64_t* var) { omp_unset_nest_lock(nest_of(var)); }
-GOMP_API std::int32_t omp_test_nest_lock_(std::int64_t* var) { return omp_test_nest_lock(nest_of(var)); }
+GOMP_API void omp_set_nest_lock_(std::int64_t* var) {
+  omp_set_nest_lock(nest_of(var));
+}
+GOMP_API void omp_unset_nest_lock_(std::int64_t* var) {
+  omp_unset_nest_lock(nest_of(var));
+}
+GOMP_API std::int32_t omp_test_nest_lock_(std::int64_t* var) {
+  return omp_test_nest_lock(nest_of(var));
+}
 
 // --- pause, events, environment display --------------------------------------------------
 GOMP_API std::int32_t omp_pause_resource_(const std::int32_t* kind, const std::int32_t* device) {
   return omp_pause_resource(*kind, *device);
 }
-GOMP_API std::int32_t omp_pause_resource_all_(const std::int32_t* kind) { return omp_pause_resource_all(*kind); }
+GOMP_API std::int32_t omp_pause_resource_all_(const std::int32_t* kind) {
+  return omp_pause_resource_all(*kind);
+}
 GOMP_API void omp_fulfill_event_(std::intptr_t event) {  // VALUE in omp_lib's interface
   omp_fulfill_event(static_cast<std::uintptr_t>(event));
 }
-GOMP_API void omp_display_env_(const std::int32_t* verbose) { omp_display_env(*verbose != 0); }
-GOMP_API void omp_display_env_8_(const std::int64_t* verbose) { omp_display_env(*verbose != 0); }
+GOMP_API void omp_display_env_(const std::int32_t* verbose) {
+  omp_display_env(*verbose != 0);
+}
+GOMP_API void omp_display_env_8_(const std::int64_t* verbose) {
+  omp_display_env(*verbose != 0);
+}
 
 // --- affinity display (strings: the hidden lengths follow the other arguments) ---------------
 GOMP_API void omp_set_affinity_format_(const char* format, std::size_t format_len) {
@@ -279,7 +405,9 @@ GOMP_API std::intptr_t omp_init_allocator_8_(const std::intptr_t* memspace, cons
   return static_cast<std::intptr_t>(
       omp_init_allocator(static_cast<std::uintptr_t>(*memspace), narrow(*ntraits), traits));
 }
-GOMP_API void omp_destroy_allocator_(const std::intptr_t* a) { omp_destroy_allocator(static_cast<std::uintptr_t>(*a)); }
+GOMP_API void omp_destroy_allocator_(const std::intptr_t* a) {
+  omp_destroy_allocator(static_cast<std::uintptr_t>(*a));
+}
 GOMP_API void omp_set_default_allocator_(const std::intptr_t* a) {
   omp_set_default_allocator(static_cast<std::uintptr_t>(*a));
 }

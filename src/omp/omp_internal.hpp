@@ -76,7 +76,7 @@ struct team;
 // stage: 3q = free for construct q, 3q+1 = being set up for q, 3q+2 = set up for q.
 struct alignas(64) workshare {
   std::atomic<std::uint64_t> stage{0};
-  int kind = 0;              // sched_kind (static, dynamic, guided)
+  int kind = 0;  // sched_kind (static, dynamic, guided)
   bool ordered = false;
   std::uint64_t total = 0;  // iterations (logical, 0 .. total-1)
   std::uint64_t chunk = 0;
@@ -142,7 +142,7 @@ struct alignas(64) member {
   icvs icv{};
   std::uint64_t ws_seq = 0;  // worksharing constructs started in this team
   std::uint64_t single_seq = 0;
-  workshare* ws = nullptr;  // the current worksharing construct
+  workshare* ws = nullptr;           // the current worksharing construct
   workshare_block* block = nullptr;  // the block of the constructs it meets now
   std::uint64_t ws_index = 0;
   std::uint64_t static_round = 0;  // static schedule: chunks this thread took so far
@@ -216,10 +216,10 @@ struct alignas(64) team {
   std::atomic<bool> cancelled{false};
   alignas(64) std::atomic<unsigned> dispatch_gen{0};
   std::atomic<bool> disband{false};
-  std::atomic<int> done{0};  // member runs finished (monotonic)
-  std::atomic<int> gone{0};  // members that left the team for the pool
-  int bound = 0;             // members 1..bound-1 run the job loop
-  int runs = 0;              // regions dispatched
+  std::atomic<int> done{0};     // member runs finished (monotonic)
+  std::atomic<int> gone{0};     // members that left the team for the pool
+  int bound = 0;                // members 1..bound-1 run the job loop
+  int runs = 0;                 // regions dispatched
   workshare_block first_block;  // constructs 0 .. at first; later a spare like the others
   // Spares, and the blocks made beyond the first (taken once per block of constructs).
   std::mutex blocks_lock;

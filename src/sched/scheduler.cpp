@@ -318,7 +318,8 @@ task* find_queued_work(worker& w) {
   if (w.crew->priority_ready.load(std::memory_order_relaxed) > 0) {
     if (task* t = pop_priority(*w.crew)) {
       // As after a steal (try_steal_from): one that finds more left wakes the next past the cores.
-      if (rt.oversubscribed.load(std::memory_order_relaxed) && w.crew->priority_ready.load(std::memory_order_relaxed) > 0)
+      if (rt.oversubscribed.load(std::memory_order_relaxed) &&
+          w.crew->priority_ready.load(std::memory_order_relaxed) > 0)
         w.crew->park.notify_work();
       return t;
     }
