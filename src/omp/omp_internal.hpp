@@ -222,7 +222,7 @@ struct alignas(64) team {
   int runs = 0;                 // regions dispatched
   workshare_block first_block;  // constructs 0 .. at first; later a spare like the others
   // Spares, and the blocks made beyond the first (taken once per block of constructs).
-  std::mutex blocks_lock;
+  std::atomic<int> blocks_lock{0};  // lock_word
   workshare_block* spare_blocks = nullptr;
   std::vector<std::unique_ptr<workshare_block>> made_blocks;
 };

@@ -420,26 +420,27 @@ void leave_workshare(member& m) {
   m.ws = nullptr;  // the work share stays until its block is given back
 }
 
+// The spare list's lock is a spinning word, not a mutex: members reach a new block together, and a
+// mutex would put the loser to sleep in the kernel once per block of constructs.
 workshare_block* take_block(team& t, std::uint64_t first) {
-  workshare_block* b;
-  {
-    std::lock_guard<std::mutex> g(t.blocks_lock);
-    b = t.spare_blocks;
-    if (b) {
-      t.spare_blocks = b->spare_next;
-    } else {
-      t.made_blocks.push_back(std::make_unique<workshare_block>());
-      b = t.made_blocks.back().get();
-    }
+  lock_word(t.blocks_lock);
+  workshare_block* b = t.spare_blocks;
+  if (b) {
+    t.spare_blocks = b->spare_next;
+  } else {
+    t.made_blocks.push_back(std::make_unique<workshare_block>());
+    b = t.made_blocks.back().get();
   }
+  unlock_word(t.blocks_lock);
   b->reset(first, t.size);
   return b;
 }
 
 void give_block(team& t, workshare_block* b) {
-  std::lock_guard<std::mutex> g(t.blocks_lock);
+  lock_word(t.blocks_lock);
   b->spare_next = t.spare_blocks;
   t.spare_blocks = b;
+  unlock_word(t.blocks_lock);
 }
 
 int resolve_schedule(int sched, long& chunk) {
