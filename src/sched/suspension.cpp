@@ -131,11 +131,15 @@ void go_home(worker& w) {
 void enter(worker& w, fiber::context* to) {
   // A context resumes in the role it had: a fiber-run member's anywhere, any other on the worker
   // it stepped aside on (which may serve another team by now: a nested region it entered since).
-  // An untied context that moved keeps the role of the worker taking it, in the same gang.
+  // An untied context that moved was taken from a queue of its gang, the role this worker serves:
+  // it keeps that role, or the worker's home role when home is in the same gang. Not home in
+  // another gang: a worker whose thread is inside a nested region, serving the enclosing team for
+  // a member parked here, would run the task as the nested team's (its level, its queues), and
+  // the task would resume into that team after the team had ended.
   if (to->portable || to->owner.load(std::memory_order_relaxed) == w.id) {
     adopt_role(w, role{to->crew, static_cast<sched::work_deque<task*>*>(to->role_queue), to->role_door});
     w.portable = to->portable;
-  } else if (w.portable) {
+  } else if (w.portable && w.home.crew == to->crew) {
     go_home(w);
   }
   w.context = to;
