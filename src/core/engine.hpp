@@ -157,7 +157,8 @@ void queue_ready(worker& w, task* t, bool may_run_next);
 // t may run now. Depth first, the task a finishing one makes ready is normally the one its worker
 // runs next: that case is settled inline (a few compares), the others out of line.
 inline void make_ready(worker& w, task* t, bool may_run_next) {
-  if (may_run_next && !w.next && !trace::on && !(t->flags & flag_undeferred) && sched::priority_of(t) == 0 &&
+  if (may_run_next && !w.next && !w.completing_for && !trace::on && !(t->flags & flag_undeferred) &&
+      sched::priority_of(t) == 0 &&
       instance->cfg.schedule == schedule_policy::depth) {
     w.next = t;
     return;
@@ -355,7 +356,8 @@ void wait_group(worker& w, taskgroup* g);
 // A task marked with hold_completion completes when its body has returned and release_completion
 // has been called, in either order, on any worker.
 void hold_completion(task* t);
-void release_completion(worker& w, task* t);
+// crew: the task's gang, when the caller may be serving another (see worker::completing_for).
+void release_completion(worker& w, task* t, gang* crew = nullptr);
 
 // --- suspension (sched/suspension.cpp) -----------------------------------------------------------
 // A task whose wait cannot be served by running what it waits for on its own stack parks its

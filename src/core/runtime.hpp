@@ -124,6 +124,10 @@ struct alignas(64) worker {
   sched::work_deque<task*>* queue = &deque;  // its queue in the gang it serves now
   gang* crew = nullptr;                      // the gang this worker serves now; null while pooled
   task* next = nullptr;                      // depth-first: the successor this worker runs next
+  // While this worker completes a task of another gang (a detached task whose event it fulfilled
+  // from a nested team, or a deferred completion): that gang, whose shared lanes take the tasks
+  // the completion makes ready. Its queues are its members' own; this worker's are another team's.
+  gang* completing_for = nullptr;
   // Ready tasks kept out of the thieves' reach, run without the queue's fences (owner only;
   // emptied before the worker changes gangs, see spill_local): those made ready at birth while
   // the queue already holds max_ready, and in a gang of one every ready task. A ring: a gang of

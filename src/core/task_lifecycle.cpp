@@ -624,9 +624,16 @@ void hold_completion(task* t) {
   }
 }
 
-void release_completion(worker& w, task* t) {
+void release_completion(worker& w, task* t, gang* crew) {
   // acq_rel: whichever side completes t sees the other's effects.
-  if (t->holds.fetch_sub(1, std::memory_order_acq_rel) == 1) finish_body(w, t);
+  if (t->holds.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (!crew || crew == w.crew) return finish_body(w, t);
+  // Made ready here, its successors would run as tasks of the team this worker serves (its
+  // level, its queues), or stay in a queue nobody serves once that team has ended.
+  gang* outer = w.completing_for;
+  w.completing_for = crew;
+  finish_body(w, t);
+  w.completing_for = outer;
 }
 
 void init_implicit(task* t, taskgroup* group) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 namespace weft::core {
+struct gang;
 struct task;
 struct worker;
 }  // namespace weft::core
@@ -33,6 +34,9 @@ struct alignas(64) event {
   std::atomic<core::task*> bound;          // task whose completion waits for it
   std::atomic<core::task*> deferred_task;  // bound task a worker completes (deferred fulfilment)
   std::atomic<const void*> bound_fn;       // the bound task's body (reports)
+  // The bound task's gang (its role when bound): its successors become ready there, whichever
+  // worker fulfils the event. Written before `bound` is published.
+  core::gang* crew;
 };
 static_assert(sizeof(event) == 64);
 

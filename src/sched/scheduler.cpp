@@ -287,6 +287,13 @@ void queue_ready(worker& w, task* t, bool may_run_next) {
     wake_published(ps->waiting_context, ps->waiting_ticket);
     return;
   }
+  if (w.completing_for) [[unlikely]] {
+    // Another gang's task: into its shared lanes (any thread may push), else (full) ours.
+    if (push_priority(*w.completing_for, t)) {
+      w.completing_for->park.notify_work();
+      return;
+    }
+  }
   if (sched::priority_of(t) > 0 || rt.cfg.schedule == schedule_policy::priority) {
     if (push_priority(*w.crew, t)) {
       w.crew->park.notify_work();

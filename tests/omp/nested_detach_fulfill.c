@@ -1,10 +1,11 @@
 /* A detached task's event fulfilled inside a nested parallel region (found by a random-program
  * search: weft hung). Fulfilling the event completes the detached task and makes its successor
- * ready on the thread that fulfilled it; with weft's gang-scheduled nesting that thread is a member
- * of the inner team, whose queue nobody serves once the inner region ends, so the successor was
- * never run and the outer taskwait never ended. Each round: a detached task, a dependent successor,
- * an inner region whose single fulfills the event, a taskwait; the successor's value is checked.
- * The program sets max-active-levels to 3 itself. */
+ * ready. weft made it ready on the thread that fulfilled it, a member of the inner team: first the
+ * successor stayed in a queue nobody served once the inner region ended (the outer taskwait never
+ * ended); later it ran, but as a task of the inner team (omp_get_level 2) when a member of it took
+ * it. It is made ready in its own team now. Each round: a detached task, a dependent successor, an
+ * inner region whose single fulfills the event, a taskwait; the successor's value and level are
+ * checked. The program sets max-active-levels to 3 itself. */
 #include "omp_test.h"
 
 #define ROUNDS 200
@@ -17,10 +18,14 @@ int main(void) {
     for (int r = 0; r < ROUNDS; r++) {
       omp_event_handle_t e;
       long x = 0, y = 0;
+      int level = -1;
 #pragma omp task detach(e) shared(x) depend(out: x)
       x = r + 1;
-#pragma omp task shared(x, y) depend(in: x)
-      y = x * 2;
+#pragma omp task shared(x, y, level) depend(in: x)
+      {
+        y = x * 2;
+        level = omp_get_level();
+      }
 #pragma omp parallel num_threads(2) firstprivate(e)
       {
 #pragma omp single
@@ -28,6 +33,7 @@ int main(void) {
       }
 #pragma omp taskwait
       CHECK(x == r + 1 && y == 2 * (r + 1), "round %d: x %ld y %ld", r, x, y);
+      CHECK(level == 1, "round %d: the successor ran at level %d (a task of the inner team?)", r, level);
       total += x + y;
     }
   }
