@@ -6,6 +6,7 @@
 #include "core/graph.hpp"
 #include "core/runtime.hpp"
 #include "core/task.hpp"
+#include "sched/cpu_topology.hpp"
 #include "sched/priority_propagation.hpp"
 
 namespace weft::core {
@@ -248,6 +249,9 @@ struct door_options {
   int bind = -1;               // when WEFT_BIND is unset: 0 none, 1 cores (-1: weft's default)
   int wait = -1;               // when WEFT_WAIT_POLICY is unset: 0 passive, 1 active
   std::size_t stack_size = 0;  // worker stacks when WEFT_STACKSIZE is unset (0: the default)
+  // The CPUs to place workers over, when the door has bound the calling thread already (null or
+  // empty: the calling thread's mask).
+  const sched::cpu_mask* process_mask = nullptr;
   const char* door = "native door";
 };
 int start_runtime(const door_options& options);

@@ -506,6 +506,14 @@ void read_environment() {
     s.num_places = 0;
   }
   if (s.bind_list.empty() && s.num_places > 0) s.bind_list.push_back(1);  // places given: bind-var true (libgomp)
+  if (!sched::cpu_mask::of_calling_thread(s.process_mask)) s.process_mask = sched::cpu_mask{};
+  if (s.num_places == 0 && !s.bind_list.empty() && s.bind_list[0] != 0) {
+    // OMP_PROC_BIND without OMP_PLACES: a place per hardware thread the process may run on, as
+    // libgomp has (OMP_PLACES=threads).
+    for (std::size_t id = 0; id < s.process_mask.size_bits(); ++id)
+      if (s.process_mask.test(id)) s.places.push_back({static_cast<int>(id)});
+    s.num_places = static_cast<int>(s.places.size());
+  }
   s.initial.bind = static_cast<std::int8_t>(s.bind_list.empty() ? 0 : s.bind_list[0]);
   parse_stacksize(s);
   parse_allocator(s);
@@ -627,6 +635,21 @@ void display_environment(bool verbose) {
   std::fputs(out.c_str(), stderr);
 }
 
+// With binding on and places known, the initial thread runs on the first place from the start,
+// as libgomp's does: omp_get_place_num() is 0 in the sequential part, before any region. The
+// engine then binds it to its first core when it starts (the same CPUs when places are threads or
+// cores). WEFT_BIND=none wins, as it does for the workers.
+void bind_initial_thread() {
+  const settings& s = config();
+  const char* weft_bind = std::getenv("WEFT_BIND");
+  if (s.initial.bind == 0 || s.num_places == 0 || (weft_bind && std::strcmp(weft_bind, "none") == 0)) return;
+  sched::cpu_mask first;
+  for (int id : s.places[0]) first.set(static_cast<std::size_t>(id));
+  if (!sched::bind_calling_thread(first))
+    std::fprintf(stderr, "weft: the initial thread cannot be bound to its place {%s} (sched_setaffinity)\n",
+                 first.describe().c_str());
+}
+
 // Parsed at load, like libgomp, so the first query already sees the environment. A dynamic
 // initialiser of this file, after the_settings's: a constructor elsewhere may run before this
 // file's initialisers (the link order decides), which then reset what it had read.
@@ -634,6 +657,7 @@ namespace {
 struct load_door {
   load_door() {
     read_environment();
+    bind_initial_thread();
     if (config().display_env) display_environment(config().display_env == 2);
   }
 } const door_loaded;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/engine.hpp"
+#include "sched/cpu_topology.hpp"
 
 namespace weft::omp {
 
@@ -55,8 +56,11 @@ struct settings {
   int display_env = 0;        // 0 no, 1 true, 2 verbose
   std::size_t stacksize = 0;  // OMP_STACKSIZE in bytes (0: not set)
   int wait_policy = -1;       // -1 unset, 0 passive, 1 active
-  int num_places = 0;         // places parsed from OMP_PLACES (0: none)
+  int num_places = 0;         // places from OMP_PLACES, or OMP_PROC_BIND's default (0: none)
   std::vector<std::vector<int>> places;
+  // The CPUs the process may run on, read at load before the initial thread is bound to its
+  // place: the engine places its workers over these, not over that one place (empty: unknown).
+  sched::cpu_mask process_mask;
   int num_teams = 0, teams_thread_limit = 0;
   bool display_affinity = false;  // OMP_DISPLAY_AFFINITY
   std::string affinity_format;    // affinity-format-var (set at load; affinity_display.cpp guards it)

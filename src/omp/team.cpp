@@ -403,6 +403,7 @@ void start_door(int workers) {
   if (!s.bind_list.empty() && s.bind_list[0] == 0) o.bind = 0;  // OMP_PROC_BIND=false
   o.wait = s.wait_policy;
   o.stack_size = s.stacksize;
+  o.process_mask = &s.process_mask;
   o.door = "OpenMP door";
   if (core::start_runtime(o) != WEFT_OK) fatal("the runtime could not start (see the message above)");
   core::stop_hook = stop_door;

@@ -218,9 +218,14 @@ std::size_t launcher_first_core(std::size_t cores) {
   return 0;
 }
 
-void discover_cores(binding& b) {
-  // The starting thread's mask stands for the process's.
-  if (sched::cpu_mask::of_calling_thread(b.original)) b.core_sets = sched::cores_of(b.original);
+void discover_cores(binding& b, const sched::cpu_mask* process_mask) {
+  // The starting thread's mask stands for the process's, unless the door knows the process's.
+  if (process_mask && !process_mask->empty()) {
+    b.original = *process_mask;
+    b.core_sets = sched::cores_of(b.original);
+  } else if (sched::cpu_mask::of_calling_thread(b.original)) {
+    b.core_sets = sched::cores_of(b.original);
+  }
   if (b.core_sets.empty()) {  // no mask to be had: one core, and nothing to restore
     b.original = sched::cpu_mask{};
     b.core_sets.emplace_back();
@@ -866,7 +871,7 @@ int start_runtime(const door_options& options) {
     return WEFT_ERR_INVALID_ARGUMENT;
   }
   auto* b = new binding;
-  discover_cores(*b);
+  discover_cores(*b, options.process_mask);
   int cores = static_cast<int>(b->core_sets.size());
   if (cfg.num_workers == 0) cfg.num_workers = options.workers > 0 ? options.workers : cores;
   if (options.max_priority >= 0 && !std::getenv("WEFT_MAX_PRIORITY"))
