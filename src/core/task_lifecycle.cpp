@@ -482,11 +482,11 @@ int add_access_rare(worker& w, task* t, const void* address, weft_dep_type type)
   return WEFT_OK;
 }
 
-int submit_plain(worker& w, task* t) {
+namespace {
+// What every submission does first: t joins its taskgroup and is counted as its parent's child.
+inline void begin_submit(worker& w, task* t) {
   task* parent = t->parent;
   t->flags |= flag_submitted;
-  bool undeferred = t->flags & flag_undeferred;
-
   // Taskgroup membership: the innermost group open in the creating task, else the creator's own.
   parent_state* ps = parent->state.load(std::memory_order_acquire);
   taskgroup* g = (ps && ps->current_group) ? ps->current_group : parent->group;
@@ -494,6 +494,53 @@ int submit_plain(worker& w, task* t) {
   if (g) group_created(w, g);
   ++parent->children_created;
   w.submitted.store(w.submitted.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
+// The rest of a submission, with t's accesses at hand (count may be 0 for an undeferred task).
+// sets: an inoutset or mutexinoutset among them (merged first when several).
+int submit_linked(worker& w, task* t, pending_access* a, int count, bool sets) {
+  task* parent = t->parent;
+  bool undeferred = t->flags & flag_undeferred;
+  if (undeferred) {
+    // An extra reference keeps t alive until this thread has run it. Set before any predecessor
+    // can see t, like the parent's state, where make_ready finds the context to wake.
+    t->refs.store(t->refs.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    state_of(w, parent);
+  }
+
+  int added = 0;
+  if (count) {
+    t->flags |= flag_has_accesses;
+    if (sets && count > 1) merge_accesses(a, count);
+    dependency_domain& domain = state_of(w, parent).domain;
+    added = domain.add(w, t, a, count);
+  }
+  trace_task(w, trace::event_type::task_submit, t, static_cast<std::uint32_t>(count));
+  if (sched::propagation() != WEFT_PRIORITY_AS_GIVEN) [[unlikely]]
+    sched::propagation_submit(w, t);
+
+  if (undeferred) {
+    // make_ready hands the task back to this thread instead of queueing it (see scheduler); the
+    // submitter's context parks meanwhile.
+    if (finish_linking(t, added)) predecessors_done(w, t, false);
+    parent_state& waits = *parent->state.load(std::memory_order_acquire);
+    worker& now = wait_published(
+        w, [&waits](worker&) { return park_slot{waits.waiting_context, waits.waiting_ticket, nullptr}; },
+        [t] { return t->waiter.load(std::memory_order_seq_cst) == undeferred_ready; }, [](worker&) { return false; },
+        fiber::wait_kind::predecessors, t);
+    t->waiter.store(-1, std::memory_order_relaxed);
+    execute_task(now, t);
+    drop_ref(*worker_after_switch(), t);
+    return WEFT_OK;
+  }
+  if (finish_linking(t, added)) ready_at_birth(w, t);
+  return WEFT_OK;
+}
+}  // namespace
+
+int submit_plain(worker& w, task* t) {
+  begin_submit(w, t);
+  bool undeferred = t->flags & flag_undeferred;
   if (w.accesses.empty() && !undeferred) [[likely]] {
     // No dependence (fork-join): no predecessor can see t, it is ready now.
     t->preds.store(0, std::memory_order_relaxed);
@@ -528,42 +575,19 @@ int submit_plain(worker& w, task* t) {
     acc.resize(keep);
     a = mine.data();
     count = static_cast<int>(mine.size());
+  } else {
+    // Emptied before linking (the records stay readable in place: linking declares no access),
+    // so that an undeferred t, run below, starts its own children's declarations afresh.
+    acc.clear();
   }
-  if (undeferred) {
-    // An extra reference keeps t alive until this thread has run it. Set before any predecessor
-    // can see t, like the parent's state, where make_ready finds the context to wake.
-    t->refs.store(t->refs.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    state_of(w, parent);
-  }
+  return submit_linked(w, t, a, count, sets);
+}
 
-  int added = 0;
-  if (count) {
-    t->flags |= flag_has_accesses;
-    if (sets && count > 1) merge_accesses(a, count);
-    dependency_domain& domain = state_of(w, parent).domain;
-    added = domain.add(w, t, a, count);
-    if (all_mine) acc.clear();
-  }
-  trace_task(w, trace::event_type::task_submit, t, static_cast<std::uint32_t>(count));
-  if (sched::propagation() != WEFT_PRIORITY_AS_GIVEN) [[unlikely]]
-    sched::propagation_submit(w, t);
-
-  if (undeferred) {
-    // make_ready hands the task back to this thread instead of queueing it (see scheduler); the
-    // submitter's context parks meanwhile.
-    if (finish_linking(t, added)) predecessors_done(w, t, false);
-    parent_state& waits = *parent->state.load(std::memory_order_acquire);
-    worker& now = wait_published(
-        w, [&waits](worker&) { return park_slot{waits.waiting_context, waits.waiting_ticket, nullptr}; },
-        [t] { return t->waiter.load(std::memory_order_seq_cst) == undeferred_ready; }, [](worker&) { return false; },
-        fiber::wait_kind::predecessors, t);
-    t->waiter.store(-1, std::memory_order_relaxed);
-    execute_task(now, t);
-    drop_ref(*worker_after_switch(), t);
-    return WEFT_OK;
-  }
-  if (finish_linking(t, added)) ready_at_birth(w, t);
-  return WEFT_OK;
+int submit_with_accesses(worker& w, task* t, pending_access* a, int count) {
+  begin_submit(w, t);
+  bool sets = false;
+  for (int i = 0; i < count; ++i) sets |= a[i].type >= WEFT_DEP_MUTEXINOUTSET;
+  return submit_linked(w, t, a, count, sets);
 }
 
 void ready_at_birth(worker& w, task* t) {

@@ -108,6 +108,26 @@ bool matches_recording(task* t, void** depend) {
 }
 
 // Both depend-array formats gcc emits (see docs/openmp.md).
+// gcc's first depend format (out/inout addresses, then in ones) for a task outside any persistent
+// graph: the accesses go to the engine in one array, not one call each. False (nothing done) when
+// the task takes the general path (add_depends, then submit).
+constexpr std::uintptr_t depends_at_once = 16;
+bool submit_depends_at_once(worker& w, task* t, void** depend) {
+  const auto n = reinterpret_cast<std::uintptr_t>(depend[0]);
+  if (n == 0 || n > depends_at_once || t->graph_role == core::graph_instance ||
+      t->parent->graph_role == core::graph_owner)
+    return false;
+  const auto nout = reinterpret_cast<std::uintptr_t>(depend[1]);
+  core::pending_access a[depends_at_once];
+  for (std::uintptr_t i = 0; i < n; ++i) {
+    void* address = depend[2 + i];
+    if (!address) fatal("depend clause on a null address (omp_all_memory is not supported)");
+    a[i] = {t, address, i < nout ? WEFT_DEP_INOUT : WEFT_DEP_IN};
+  }
+  core::submit_with_accesses(w, t, a, static_cast<int>(n));
+  return true;
+}
+
 void add_depends(worker& w, task* t, void** depend) {
   if (t->graph_role == core::graph_instance && matches_recording(t, depend)) return;
   auto word = [depend](int i) { return reinterpret_cast<std::uintptr_t>(depend[i]); };
@@ -319,8 +339,10 @@ inline void copy_arguments(char* dst, const char* src, std::size_t n) {
     int lanes = core::instance->cfg.max_priority;
     t->priority = static_cast<std::uint16_t>(p < lanes ? p : lanes);
   }
-  if (r.flags & GOMP_TASK_FLAG_DEPEND) add_depends(w, t, r.depend);
-  core::submit_task(w, t);
+  if (!(r.flags & GOMP_TASK_FLAG_DEPEND) || !submit_depends_at_once(w, t, r.depend)) {
+    if (r.flags & GOMP_TASK_FLAG_DEPEND) add_depends(w, t, r.depend);
+    core::submit_task(w, t);
+  }
   if (undeferred && me) end_explicit_icvs(*me, t);  // t has run: only its address is compared
   if (ev && undeferred) {
     // An undeferred detached task's creator goes on only once the event is fulfilled.
