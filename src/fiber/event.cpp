@@ -80,7 +80,7 @@ void complete(event* e, bool signal_safe) {
   }
   core::task* t = e->bound.exchange(nullptr, std::memory_order_seq_cst);
   if (t && self) {
-    core::release_completion(*self, t, e->crew);
+    core::release_completion(*self, t, e->crew.load(std::memory_order_relaxed));
     // The caller may run long before its next scheduling point: report the completion now.
     core::flush_finished_children(*self);
   } else if (t) {
@@ -101,7 +101,7 @@ event* create_event(core::worker& w, std::int32_t count, bool keep) {
   e->waiters.store(nullptr, std::memory_order_relaxed);
   e->bound.store(nullptr, std::memory_order_relaxed);
   e->deferred_task.store(nullptr, std::memory_order_relaxed);
-  e->crew = nullptr;
+  e->crew.store(nullptr, std::memory_order_relaxed);
   e->live.store(true, std::memory_order_release);
   return e;
 }
@@ -134,8 +134,9 @@ int wait_event(core::worker& w, event* e) {
 int bind_event(core::worker& w, event* e) {
   core::task* t = w.current;
   if (t->flags & core::flag_root) return WEFT_ERR_NOT_A_WORKER;  // no task to hold
+  if (e->bound.load(std::memory_order_acquire)) return WEFT_ERR_EVENT_BOUND;  // before its gang is touched
   core::hold_completion(t);
-  e->crew = w.crew;
+  e->crew.store(w.crew, std::memory_order_relaxed);
   core::task* expected = nullptr;
   e->bound_fn.store(reinterpret_cast<const void*>(t->fn), std::memory_order_relaxed);
   if (!e->bound.compare_exchange_strong(expected, t, std::memory_order_seq_cst, std::memory_order_acquire)) {
@@ -209,7 +210,7 @@ void run_deferred(worker& w) {
   fiber::event* e = fiber::deferred.exchange(nullptr, std::memory_order_acquire);
   while (e) {
     fiber::event* next = e->link;
-    if (task* t = e->deferred_task.exchange(nullptr, std::memory_order_relaxed)) release_completion(w, t, e->crew);
+    if (task* t = e->deferred_task.exchange(nullptr, std::memory_order_relaxed)) release_completion(w, t, e->crew.load(std::memory_order_relaxed));
     fiber::drop_ref(&w, e);
     e = next;
   }

@@ -35,8 +35,8 @@ struct alignas(64) event {
   std::atomic<core::task*> deferred_task;  // bound task a worker completes (deferred fulfilment)
   std::atomic<const void*> bound_fn;       // the bound task's body (reports)
   // The bound task's gang (its role when bound): its successors become ready there, whichever
-  // worker fulfils the event. Written before `bound` is published.
-  core::gang* crew;
+  // worker fulfils the event. Written before `bound` is published, which orders it (relaxed).
+  std::atomic<core::gang*> crew;
 };
 static_assert(sizeof(event) == 64);
 

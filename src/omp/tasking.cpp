@@ -322,7 +322,7 @@ inline void copy_arguments(char* dst, const char* src, std::size_t n) {
     std::memcpy(r.data, &handle, sizeof handle);  // gcc puts the task's copy of the event first
     core::hold_completion(t);
     ev->bound_fn.store(reinterpret_cast<const void*>(r.fn), std::memory_order_relaxed);
-    ev->crew = w.crew;
+    ev->crew.store(w.crew, std::memory_order_relaxed);
     ev->bound.store(t, std::memory_order_relaxed);  // published by submit
   }
   // Tied unless untied: a tied task that blocks resumes on the thread it started on.
