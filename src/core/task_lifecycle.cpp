@@ -585,9 +585,7 @@ int submit_plain(worker& w, task* t) {
 
 int submit_with_accesses(worker& w, task* t, pending_access* a, int count) {
   begin_submit(w, t);
-  bool sets = false;
-  for (int i = 0; i < count; ++i) sets |= a[i].type >= WEFT_DEP_MUTEXINOUTSET;
-  return submit_linked(w, t, a, count, sets);
+  return submit_linked(w, t, a, count, false);
 }
 
 void ready_at_birth(worker& w, task* t) {
