@@ -319,6 +319,14 @@ int dependency_domain::add(worker& w, task* t, const pending_access* accesses, i
   for (int i = 0; i < count; ++i) added += add_one(w, t, accesses[i].address, accesses[i].type);
   return added;
 }
+int dependency_domain::add_array(worker& w, task* t, const void* const* addresses, int writes, int count) {
+  int added = 0;
+  int i = 0;
+  for (; i < writes; ++i) added += add_one(w, t, addresses[i], WEFT_DEP_INOUT);
+  for (; i < count; ++i) added += add_one(w, t, addresses[i], WEFT_DEP_IN);
+  return added;
+}
+
 void dependency_domain::clear_records(worker& w) {
   for (std::uint32_t i : occupied_) {
     access_record& r = table_[i];

@@ -496,9 +496,10 @@ inline void begin_submit(worker& w, task* t) {
   w.submitted.store(w.submitted.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
-// The rest of a submission, with t's accesses at hand (count may be 0 for an undeferred task).
-// sets: an inoutset or mutexinoutset among them (merged first when several).
-int submit_linked(worker& w, task* t, pending_access* a, int count, bool sets) {
+// The rest of a submission: link(domain) orders t after its predecessors, for its `count`
+// accesses (count may be 0 for an undeferred task), and returns the edges it made.
+template <class Link>
+int submit_linked(worker& w, task* t, int count, Link&& link) {
   task* parent = t->parent;
   bool undeferred = t->flags & flag_undeferred;
   if (undeferred) {
@@ -511,9 +512,7 @@ int submit_linked(worker& w, task* t, pending_access* a, int count, bool sets) {
   int added = 0;
   if (count) {
     t->flags |= flag_has_accesses;
-    if (sets && count > 1) merge_accesses(a, count);
-    dependency_domain& domain = state_of(w, parent).domain;
-    added = domain.add(w, t, a, count);
+    added = link(state_of(w, parent).domain);
   }
   trace_task(w, trace::event_type::task_submit, t, static_cast<std::uint32_t>(count));
   if (sched::propagation() != WEFT_PRIORITY_AS_GIVEN) [[unlikely]]
@@ -580,12 +579,15 @@ int submit_plain(worker& w, task* t) {
     // so that an undeferred t, run below, starts its own children's declarations afresh.
     acc.clear();
   }
-  return submit_linked(w, t, a, count, sets);
+  // sets: an inoutset or mutexinoutset among them, merged first when several.
+  if (sets && count > 1) merge_accesses(a, count);
+  return submit_linked(w, t, count, [&](dependency_domain& d) { return d.add(w, t, a, count); });
 }
 
-int submit_with_accesses(worker& w, task* t, pending_access* a, int count) {
+int submit_depend_array(worker& w, task* t, const void* const* addresses, int writes, int count) {
   begin_submit(w, t);
-  return submit_linked(w, t, a, count, false);
+  return submit_linked(w, t, count,
+                       [&](dependency_domain& d) { return d.add_array(w, t, addresses, writes, count); });
 }
 
 void ready_at_birth(worker& w, task* t) {

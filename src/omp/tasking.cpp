@@ -109,22 +109,17 @@ bool matches_recording(task* t, void** depend) {
 
 // Both depend-array formats gcc emits (see docs/openmp.md).
 // gcc's first depend format (out/inout addresses, then in ones) for a task outside any persistent
-// graph: the accesses go to the engine in one array, not one call each. False (nothing done) when
+// graph: the engine reads gcc's array itself, not one call per access. False (nothing done) when
 // the task takes the general path (add_depends, then submit).
-constexpr std::uintptr_t depends_at_once = 16;
 bool submit_depends_at_once(worker& w, task* t, void** depend) {
   const auto n = reinterpret_cast<std::uintptr_t>(depend[0]);
-  if (n == 0 || n > depends_at_once || t->graph_role == core::graph_instance ||
+  if (n == 0 || t->graph_role == core::graph_instance ||
       t->parent->graph_role == core::graph_owner)
     return false;
   const auto nout = reinterpret_cast<std::uintptr_t>(depend[1]);
-  core::pending_access a[depends_at_once];
-  for (std::uintptr_t i = 0; i < n; ++i) {
-    void* address = depend[2 + i];
-    if (!address) fatal("depend clause on a null address (omp_all_memory is not supported)");
-    a[i] = {t, address, i < nout ? WEFT_DEP_INOUT : WEFT_DEP_IN};
-  }
-  core::submit_with_accesses(w, t, a, static_cast<int>(n));
+  for (std::uintptr_t i = 0; i < n; ++i)
+    if (!depend[2 + i]) fatal("depend clause on a null address (omp_all_memory is not supported)");
+  core::submit_depend_array(w, t, depend + 2, static_cast<int>(nout), static_cast<int>(n));
   return true;
 }
 
