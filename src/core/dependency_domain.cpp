@@ -92,21 +92,6 @@ static inline void add_edge(worker& w, task* pred, task* succ, int& added) {
   if (link(w, pred, succ)) ++added;
 }
 
-// Ends the guard of a node or task whose edges are all in place: `added` predecessors remain.
-// Returns true when none is left (the caller makes it ready).
-bool finish_linking(task* t, int added) {
-  if (added == 0) {
-    // No predecessor ever saw t: nobody else touches preds.
-    t->preds.store(0, std::memory_order_relaxed);
-    return true;
-  }
-  // Every predecessor already done (the count can change no more): no atomic write. Acquire, and
-  // acq_rel otherwise: the predecessors' effects are visible if this ends the count.
-  const std::int32_t done = creation_guard - added;
-  return t->preds.load(std::memory_order_acquire) == done ||
-         t->preds.fetch_sub(done, std::memory_order_acq_rel) == done;
-}
-
 // Two slots at first: every task that waits for children gets a domain, and most never see an
 // access (fork-join), while a deep recursion keeps one per level alive (issue 23: 1.3 KB per level
 // was most of the heap of a 30M-node tree). The first table that fills grows straight to 16.

@@ -129,7 +129,15 @@ void flush_finished_children(worker& w);
 // It is settled when this worker waits for a group, parks, idles, or runs a task of another group.
 void flush_parent_batch(worker& w);
 inline constexpr std::int64_t group_credit = 64;
-void group_created(worker& w, taskgroup* g);
+void group_credit_more(worker& w, taskgroup* g);
+// A task counted in g was created here: from the credit this worker holds for g, else a new one.
+inline void group_created(worker& w, taskgroup* g) {
+  if (g == w.batch_group && w.group_owed > 0) [[likely]] {
+    --w.group_owed;
+    return;
+  }
+  group_credit_more(w, g);
+}
 int taskgroup_begin(worker& w);
 int taskgroup_end(worker& w);
 // t's parent state, made on first use (from the worker's spares).
@@ -154,8 +162,20 @@ inline constexpr std::int32_t creation_guard = 1 << 30;
 inline bool last_predecessor(task* s) {
   return s->preds.load(std::memory_order_acquire) == 1 || s->preds.fetch_sub(1, std::memory_order_acq_rel) == 1;
 }
-// Ends the creation guard once all of t's incoming edges exist; true when none is unresolved.
-bool finish_linking(task* t, int added);
+// Ends the creation guard once all of t's incoming edges exist (`added` predecessors remain);
+// true when none is left (the caller makes t ready).
+inline bool finish_linking(task* t, int added) {
+  if (added == 0) {
+    // No predecessor ever saw t: nobody else touches preds.
+    t->preds.store(0, std::memory_order_relaxed);
+    return true;
+  }
+  // Every predecessor already done (the count can change no more): no atomic write. Acquire, and
+  // acq_rel otherwise: the predecessors' effects are visible if this ends the count.
+  const std::int32_t done = creation_guard - added;
+  return t->preds.load(std::memory_order_acquire) == done ||
+         t->preds.fetch_sub(done, std::memory_order_acq_rel) == done;
+}
 
 // --- scheduler (sched/scheduler.cpp) ----------------------------------------------------------
 // Queues t, or hands it to the context that waits for it: every case make_ready leaves.

@@ -355,15 +355,8 @@ void merge_accesses(pending_access* a, int& count) {
 // the group's line) and pays them back, with the members it finished, at its next flush: neither
 // creating nor finishing a member of a taskgroup costs an atomic in the common case, though the
 // producer and the consumers of a group are on different cores.
-void group_created(worker& w, taskgroup* g) {
-  if (g == w.batch_group) {
-    if (w.group_owed > 0) {
-      --w.group_owed;
-      return;
-    }
-  } else {
-    flush_group(w, g);
-  }
+void group_credit_more(worker& w, taskgroup* g) {
+  if (g != w.batch_group) flush_group(w, g);
   g->pending.fetch_add(group_credit, std::memory_order_relaxed);  // before the task can finish
   w.group_owed = group_credit - 1;
 }
