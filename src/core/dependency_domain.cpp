@@ -304,11 +304,15 @@ int dependency_domain::add(worker& w, task* t, const pending_access* accesses, i
   for (int i = 0; i < count; ++i) added += add_one(w, t, accesses[i].address, accesses[i].type);
   return added;
 }
-int dependency_domain::add_array(worker& w, task* t, const void* const* addresses, int writes, int count) {
+int dependency_domain::add_array(worker& w, task* t, const void* const* addresses, int writes, int count,
+                                 void (*refuse_null)()) {
   int added = 0;
-  int i = 0;
-  for (; i < writes; ++i) added += add_one(w, t, addresses[i], WEFT_DEP_INOUT);
-  for (; i < count; ++i) added += add_one(w, t, addresses[i], WEFT_DEP_IN);
+  for (int i = 0; i < count; ++i) {
+    const void* address = addresses[i];
+    if (!address) [[unlikely]]
+      refuse_null();  // a null key would read as a free slot
+    added += add_one(w, t, address, i < writes ? WEFT_DEP_INOUT : WEFT_DEP_IN);
+  }
   return added;
 }
 

@@ -51,8 +51,9 @@ class dependency_domain {
   // Orders t after the earlier siblings touching each of its accesses, per their types. Returns the
   // number of edges created into t. One call per task: the per-access part is inlined in its loop.
   int add(worker& w, task* t, const pending_access* accesses, int count);
-  // The same for `count` addresses of which the first `writes` are inout and the others in.
-  int add_array(worker& w, task* t, const void* const* addresses, int writes, int count);
+  // The same for `count` addresses of which the first `writes` are inout and the others in; a null
+  // one calls refuse_null, which must not return (checked here: no pass of its own over them).
+  int add_array(worker& w, task* t, const void* const* addresses, int writes, int count, void (*refuse_null)());
   // Forgets every record (children all finished, or no sibling can be created any more).
   void clear(worker& w) {
     if (!occupied_.empty()) clear_records(w);

@@ -101,9 +101,11 @@ inline int add_access(worker& w, task* t, const void* address, weft_dep_type typ
 int submit_plain(worker& w, task* t);
 // Submits t (no persistent graph involved: neither t a replayed instance nor its parent a graph's
 // owner) with all its accesses given at once, past the list add_access fills: for a door that
-// has them together, as an OpenMP depend clause has. `count` addresses, none null: the first
-// `writes` inout, the others in. Accesses pending for another task stay pending.
-int submit_depend_array(worker& w, task* t, const void* const* addresses, int writes, int count);
+// has them together, as an OpenMP depend clause has. `count` addresses: the first `writes` inout,
+// the others in. A null one calls refuse_null (which must not return) as it is reached. Accesses
+// pending for another task stay pending.
+int submit_depend_array(worker& w, task* t, const void* const* addresses, int writes, int count,
+                        void (*refuse_null)());
 // A task's creator owning a persistent graph sends it through the graph.
 inline int submit_task(worker& w, task* t) {
   if (__builtin_expect(t->parent->graph_role == graph_owner, 0)) return graph_submit(w, t);

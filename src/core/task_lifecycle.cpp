@@ -577,10 +577,11 @@ int submit_plain(worker& w, task* t) {
   return submit_linked(w, t, count, [&](dependency_domain& d) { return d.add(w, t, a, count); });
 }
 
-int submit_depend_array(worker& w, task* t, const void* const* addresses, int writes, int count) {
+int submit_depend_array(worker& w, task* t, const void* const* addresses, int writes, int count,
+                        void (*refuse_null)()) {
   begin_submit(w, t);
-  return submit_linked(w, t, count,
-                       [&](dependency_domain& d) { return d.add_array(w, t, addresses, writes, count); });
+  return submit_linked(
+      w, t, count, [&](dependency_domain& d) { return d.add_array(w, t, addresses, writes, count, refuse_null); });
 }
 
 void ready_at_birth(worker& w, task* t) {

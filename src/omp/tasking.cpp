@@ -86,8 +86,12 @@ weft_dep_type depobj_type(std::uintptr_t kind) {
   }
 }
 
+[[noreturn]] void null_depend() {
+  fatal("depend clause on a null address (omp_all_memory is not supported)");
+}
+
 void access(worker& w, task* t, void* address, weft_dep_type type) {
-  if (!address) fatal("depend clause on a null address (omp_all_memory is not supported)");
+  if (!address) null_depend();
   core::add_access(w, t, address, type);
 }
 
@@ -117,9 +121,7 @@ bool submit_depends_at_once(worker& w, task* t, void** depend) {
       t->parent->graph_role == core::graph_owner)
     return false;
   const auto nout = reinterpret_cast<std::uintptr_t>(depend[1]);
-  for (std::uintptr_t i = 0; i < n; ++i)
-    if (!depend[2 + i]) fatal("depend clause on a null address (omp_all_memory is not supported)");
-  core::submit_depend_array(w, t, depend + 2, static_cast<int>(nout), static_cast<int>(n));
+  core::submit_depend_array(w, t, depend + 2, static_cast<int>(nout), static_cast<int>(n), null_depend);
   return true;
 }
 
