@@ -104,8 +104,7 @@ int submit_plain(worker& w, task* t);
 // has them together, as an OpenMP depend clause has. `count` addresses: the first `writes` inout,
 // the others in. A null one calls refuse_null (which must not return) as it is reached. Accesses
 // pending for another task stay pending.
-int submit_depend_array(worker& w, task* t, const void* const* addresses, int writes, int count,
-                        void (*refuse_null)());
+int submit_depend_array(worker& w, task* t, const void* const* addresses, int writes, int count, void (*refuse_null)());
 // A task's creator owning a persistent graph sends it through the graph.
 inline int submit_task(worker& w, task* t) {
   if (__builtin_expect(t->parent->graph_role == graph_owner, 0)) return graph_submit(w, t);
@@ -186,8 +185,7 @@ void queue_ready(worker& w, task* t, bool may_run_next);
 // runs next: that case is settled inline (a few compares), the others out of line.
 inline void make_ready(worker& w, task* t, bool may_run_next) {
   if (may_run_next && !w.next && !w.completing_for && !trace::on && !(t->flags & flag_undeferred) &&
-      sched::priority_of(t) == 0 &&
-      instance->cfg.schedule == schedule_policy::depth) {
+      sched::priority_of(t) == 0 && instance->cfg.schedule == schedule_policy::depth) {
     w.next = t;
     return;
   }

@@ -517,7 +517,10 @@ int submit_linked(worker& w, task* t, int count, Link&& link) {
     if (finish_linking(t, added)) predecessors_done(w, t, false);
     parent_state& waits = *parent->state.load(std::memory_order_acquire);
     worker& now = wait_published(
-        w, [&waits](worker&) { return park_slot{waits.waiting_context, waits.waiting_ticket, nullptr}; },
+        w,
+        [&waits](worker&) {
+          return park_slot{waits.waiting_context, waits.waiting_ticket, nullptr};
+        },
         [t] { return t->waiter.load(std::memory_order_seq_cst) == undeferred_ready; }, [](worker&) { return false; },
         fiber::wait_kind::predecessors, t);
     t->waiter.store(-1, std::memory_order_relaxed);
@@ -580,8 +583,8 @@ int submit_plain(worker& w, task* t) {
 int submit_depend_array(worker& w, task* t, const void* const* addresses, int writes, int count,
                         void (*refuse_null)()) {
   begin_submit(w, t);
-  return submit_linked(
-      w, t, count, [&](dependency_domain& d) { return d.add_array(w, t, addresses, writes, count, refuse_null); });
+  return submit_linked(w, t, count,
+                       [&](dependency_domain& d) { return d.add_array(w, t, addresses, writes, count, refuse_null); });
 }
 
 void ready_at_birth(worker& w, task* t) {

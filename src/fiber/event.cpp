@@ -210,7 +210,8 @@ void run_deferred(worker& w) {
   fiber::event* e = fiber::deferred.exchange(nullptr, std::memory_order_acquire);
   while (e) {
     fiber::event* next = e->link;
-    if (task* t = e->deferred_task.exchange(nullptr, std::memory_order_relaxed)) release_completion(w, t, e->crew.load(std::memory_order_relaxed));
+    if (task* t = e->deferred_task.exchange(nullptr, std::memory_order_relaxed))
+      release_completion(w, t, e->crew.load(std::memory_order_relaxed));
     fiber::drop_ref(&w, e);
     e = next;
   }

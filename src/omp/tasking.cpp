@@ -117,9 +117,7 @@ bool matches_recording(task* t, void** depend) {
 // the task takes the general path (add_depends, then submit).
 bool submit_depends_at_once(worker& w, task* t, void** depend) {
   const auto n = reinterpret_cast<std::uintptr_t>(depend[0]);
-  if (n == 0 || t->graph_role == core::graph_instance ||
-      t->parent->graph_role == core::graph_owner)
-    return false;
+  if (n == 0 || t->graph_role == core::graph_instance || t->parent->graph_role == core::graph_owner) return false;
   const auto nout = reinterpret_cast<std::uintptr_t>(depend[1]);
   core::submit_depend_array(w, t, depend + 2, static_cast<int>(nout), static_cast<int>(n), null_depend);
   return true;

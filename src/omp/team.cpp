@@ -570,8 +570,8 @@ bool wait_at(worker& w, member& m, team::sync_point& p, bool cancellable, bool s
   if (cancelled()) return true;
   // A member that only arrives may hold a ready task that is no task of this team (the successor of a
   // detached task whose event it fulfilled, when that task's gang had its lanes full): into the
-  // team's queue before it arrives, where member 0 finds it when the team ends (join). Moved later, when the member leaves its role, the queue
-  // could already have been emptied and the task lost.
+  // team's queue before it arrives, where member 0 finds it when the team ends (join). Moved later, when the member
+  // leaves its role, the queue could already have been emptied and the task lost.
   if (!stay) core::spill_held(w);
   unsigned gen = p.gen.load(std::memory_order_acquire);
   if (p.arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<unsigned>(t->size)) {
@@ -786,8 +786,8 @@ void join(worker& w, team* t) {
   if (t->reserved) t->parent->cg->busy.fetch_sub(t->reserved, std::memory_order_relaxed);
   if (t->fibers) {
     // A task made ready in a member's queue that is no task of this team (the successor of a
-    // detached task whose event a member fulfilled, its own gang's lanes full) would stay there once the team is gone: it
-    // goes to the queue of the worker member 0 is back on, where its parent's wait finds it.
+    // detached task whose event a member fulfilled, its own gang's lanes full) would stay there once the team is gone:
+    // it goes to the queue of the worker member 0 is back on, where its parent's wait finds it.
     worker& now = self();
     bool moved = false;
     for (auto& q : t->queues)

@@ -22,7 +22,7 @@ static int bound_to_place(int p) {
 }
 
 int main(void) {
-  const char *places = getenv("OMP_PLACES");
+  const char* places = getenv("OMP_PLACES");
   CHECK(places != NULL || getenv("OMP_PROC_BIND") != NULL, "the harness must set OMP_PROC_BIND or OMP_PLACES");
 
   PHASE("places");

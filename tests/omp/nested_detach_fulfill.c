@@ -21,7 +21,7 @@ int main(void) {
       int level = -1;
 #pragma omp task detach(e) shared(x) depend(out: x)
       x = r + 1;
-#pragma omp task shared(x, y, level) depend(in: x)
+#pragma omp task shared(x, y, level) depend(in : x)
       {
         y = x * 2;
         level = omp_get_level();

@@ -17,12 +17,12 @@
 
 #define spin omp_test_spin_value
 
-static void check_team(int level, int team_size, const char *where, int r) {
+static void check_team(int level, int team_size, const char* where, int r) {
   CHECK(omp_get_level() == level, "round %d, %s: level %d, expected %d", r, where, omp_get_level(), level);
-  CHECK(omp_get_num_threads() == team_size, "round %d, %s: team of %d, expected %d", r, where,
-        omp_get_num_threads(), team_size);
-  CHECK(omp_get_thread_num() < team_size, "round %d, %s: thread %d in a team of %d", r, where,
-        omp_get_thread_num(), team_size);
+  CHECK(omp_get_num_threads() == team_size, "round %d, %s: team of %d, expected %d", r, where, omp_get_num_threads(),
+        team_size);
+  CHECK(omp_get_thread_num() < team_size, "round %d, %s: thread %d in a team of %d", r, where, omp_get_thread_num(),
+        team_size);
 }
 
 int main(void) {

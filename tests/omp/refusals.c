@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
-int main(int argc, char **argv) {
-  const char *what = argc > 1 ? argv[1] : "";
-  int *volatile none = NULL; /* named by depend clauses only */
+int main(int argc, char** argv) {
+  const char* what = argc > 1 ? argv[1] : "";
+  int* volatile none = NULL; /* named by depend clauses only */
   (void)none;
   int x = 0;
 #pragma omp parallel num_threads(2)
