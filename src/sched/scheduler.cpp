@@ -293,9 +293,17 @@ void queue_ready(worker& w, task* t, bool may_run_next) {
     return;
   }
   if (w.completing_for) [[unlikely]] {
-    // Another gang's task: into its shared lanes (any thread may push), else (full) ours.
-    if (push_priority(*w.completing_for, t)) {
-      w.completing_for->park.notify_work();
+    // Another gang's task: into its shared lanes (any thread may push), else (full) ours. A pooled
+    // worker (a deferred completion) has no queue: it waits for the gang to take some.
+    gang& g = *w.completing_for;
+    bool pushed = push_priority(g, t);
+    while (!pushed && !w.crew) {
+      g.park.notify_work();
+      sched_yield();
+      pushed = push_priority(g, t);
+    }
+    if (pushed) {
+      g.park.notify_work();
       return;
     }
   }
