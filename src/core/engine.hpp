@@ -6,8 +6,11 @@
 #include "core/graph.hpp"
 #include "core/runtime.hpp"
 #include "core/task.hpp"
-#include "sched/cpu_topology.hpp"
 #include "sched/priority_propagation.hpp"
+
+namespace weft::sched {
+class cpu_mask;
+}  // namespace weft::sched
 
 namespace weft::core {
 
