@@ -182,24 +182,25 @@ GOMP_API void GOMP_scope_start(std::uintptr_t* reductions) {
   leave_workshare(m);
 }
 
-// The error directive's messages in libgomp's words (programs and test suites match them), with
-// weft's name in front: "weft: error directive encountered: <message>" (a blank line after a
-// warning), "weft: fatal error: error directive encountered: <message>".
-static void print_message(const char* prefix, const char* msg, std::size_t len, const char* after) {
+// The error directive's messages exactly as libgomp prints them, "libgomp:" included: the text is
+// the program's own output, and programs and GCC's test suite match it (error-1.c, error-1.f90).
+// Each is "\nlibgomp: <what>\n", <what> being "error directive encountered[: <message>]", after
+// "fatal error: " for severity(fatal). A length of -1 marks a message that is not a literal.
+static void print_message(const char* severity, const char* msg, std::size_t len) {
   if (!msg) {
-    std::fprintf(stderr, "%serror directive encountered\n%s", prefix, after);
+    std::fprintf(stderr, "\nlibgomp: %serror directive encountered\n", severity);
     return;
   }
   if (len == static_cast<std::size_t>(-1)) len = std::strlen(msg);
-  std::fprintf(stderr, "%serror directive encountered: %.*s\n%s", prefix, static_cast<int>(len), msg, after);
+  std::fprintf(stderr, "\nlibgomp: %serror directive encountered: %.*s\n", severity, static_cast<int>(len), msg);
 }
 
 GOMP_API void GOMP_warning(const char* msg, std::size_t len) {
-  print_message("weft: ", msg, len, "\n");
+  print_message("", msg, len);
 }
 
 GOMP_API void GOMP_error(const char* msg, std::size_t len) {
-  print_message("weft: fatal error: ", msg, len, "");
+  print_message("fatal error: ", msg, len);
   std::exit(EXIT_FAILURE);
 }
 

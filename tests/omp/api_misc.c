@@ -4,9 +4,12 @@
  * (GOMP_alloc/GOMP_free), host-device memory routines (omp_target_alloc/memcpy/is_present/free on
  * the initial device), affinity format set/get/capture, pause resource, teams ICV setters,
  * deprecated omp_set_nested/omp_get_nested, the error directive with severity(warning)
- * (GOMP_warning: must not terminate), the scope construct with private and reduction. */
+ * (GOMP_warning: must not terminate) and severity(fatal) in a child (GOMP_error: libgomp's text and
+ * a failure status), the scope construct with private and reduction. */
 #include "omp_test.h"
 #include <stdint.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
@@ -153,8 +156,39 @@ int main(void) {
     text[n] = 0;
     fclose(f);
     CHECK(after == 2, "execution did not continue after a warning (%d)", after);
-    CHECK(strstr(text, "error directive encountered: weft test: expected warning\n") != NULL,
+    /* libgomp's exact text, prefix and newlines included: GCC's own suite matches it */
+    CHECK(strstr(text, "\nlibgomp: error directive encountered: weft test: expected warning\n") != NULL,
           "the warning's text: '%s'", text);
+  }
+
+  PHASE("error directive severity(fatal)");
+  {
+    /* In a child (it ends the process): the status is a failure and the text libgomp's. */
+    int out[2];
+    CHECK(pipe(out) == 0, "pipe");
+    fflush(stdout);
+    fflush(stderr);
+    pid_t child = fork();
+    CHECK(child >= 0, "fork");
+    if (child == 0) {
+      dup2(out[1], 2);
+      close(out[0]);
+      #pragma omp error at(execution) severity(fatal) message("weft test: expected fatal")
+      _exit(0); /* not reached */
+    }
+    close(out[1]);
+    char text[512];
+    size_t n = 0;
+    ssize_t got;
+    while (n < sizeof text - 1 && (got = read(out[0], text + n, sizeof text - 1 - n)) > 0) n += (size_t)got;
+    text[n] = 0;
+    close(out[0]);
+    int status = 0;
+    CHECK(waitpid(child, &status, 0) == child, "waitpid");
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) != 0, "a fatal error directive must end the program with a failure (status %#x)",
+          status);
+    CHECK(strstr(text, "\nlibgomp: fatal error: error directive encountered: weft test: expected fatal\n") != NULL,
+          "the fatal message's text: '%s'", text);
   }
 
   PHASE("scope construct");
