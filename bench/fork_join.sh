@@ -2,7 +2,8 @@
 # Usage: bench/fork_join.sh [--quick | --proxy] [-h | --help]
 #
 # Recursive fork-join through the OpenMP door (bench/omp/fork_join.c: fib, n-queens, an unbalanced
-# tree; a task per call, taskwait, no cutoff) and one producer of a task per block operation
+# tree; a task per call, taskwait, no cutoff; and bursts of tasks after serial stretches in `single`,
+# which show how soon idle threads join) and one producer of a task per block operation
 # (bench/omp/sparselu.c: sparse blocked LU with taskwait per step, or with depend): the same gcc
 # binary on GCC libgomp, LLVM libomp and weft, at each thread count, medians with min/max and the
 # efficiency against 1 thread.
@@ -23,7 +24,7 @@
 #   REPS         runs per cell                                          [5, --quick: 1]
 #   THREADS      OMP_NUM_THREADS values                                 ["1 2", --proxy: "1 2 8"]
 #   RUNTIMES     subset of: gomp llvm weft                              [all]
-#   PATTERNS     subset of: fib nqueens tree sparselu-taskwait sparselu-depend   [all]
+#   PATTERNS     subset of: fib nqueens tree burst sparselu-taskwait sparselu-depend   [all]
 #   TIMEOUT      seconds one run may take, then "timeout"               [120, --quick: 30]
 #   PROXY_SLACK  --proxy: a count per task may be this many times its 1-thread value plus 0.01
 #                per task before the check fails                        [2]
@@ -49,7 +50,7 @@ case $mode in
   *) REPS=${REPS:-5}; TIMEOUT=${TIMEOUT:-120}; THREADS=${THREADS:-1 2} ;;
 esac
 RUNTIMES=${RUNTIMES:-gomp llvm weft}
-PATTERNS=${PATTERNS:-fib nqueens tree sparselu-taskwait sparselu-depend}
+PATTERNS=${PATTERNS:-fib nqueens tree burst sparselu-taskwait sparselu-depend}
 PROXY_SLACK=${PROXY_SLACK:-2}
 
 # shellcheck source=lib.sh
@@ -80,6 +81,8 @@ args_of() {
     nqueens:*) echo "nqueens 12" ;;
     tree:quick) echo "tree 100000" ;;
     tree:*) echo "tree 3000000" ;;
+    burst:quick) echo "burst 20" ;;
+    burst:*) echo "burst 200" ;;
     sparselu-taskwait:quick) echo "taskwait 12 16" ;;
     sparselu-taskwait:*) echo "taskwait 50 32" ;;
     sparselu-depend:quick) echo "depend 12 16" ;;

@@ -283,6 +283,14 @@ struct door_options {
   const char* door = "native door";
 };
 int start_runtime(const door_options& options);
+// Once workers outnumber the cores and binding was only weft's default (runtime::cores_shared),
+// the calling worker's thread leaves its core for the whole process mask: at most once, at the
+// start of a parallel region's member and at an idle wait.
+void widen_binding(worker& w);
+inline void follow_binding(worker& w) {
+  if (!w.bound_wide && instance->cores_shared.load(std::memory_order_relaxed)) [[unlikely]]
+    widen_binding(w);
+}
 // weft_finalize: waits for every task, reports an error none collected, stops the workers.
 int stop_runtime();
 // Called by stop_runtime before it waits for the tasks (a door's own teardown), when set.

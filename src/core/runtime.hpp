@@ -256,6 +256,7 @@ struct alignas(64) worker {
   alignas(64) std::atomic<fiber::context*> inbox{nullptr};
   std::uint64_t ticket_seq = 0;
   std::int64_t yields_stall_until = 0;  // steady-clock ns: waits sleep rather than yield until then
+  bool bound_wide = false;              // runs on the whole process mask (runtime::cores_shared)
   task root;           // implicit task of this worker's thread
   pthread_t thread{};  // started by the runtime when has_thread (not for adopted threads)
   bool has_thread = false;
@@ -294,6 +295,13 @@ struct runtime {
   // More workers than cores in the mask: a waiter that spins holds the core of the thread it waits
   // for, so every wait gives the core up after a short spin.
   std::atomic<bool> oversubscribed{false};
+  // Binding was weft's default choice, not asked for (WEFT_BIND or OMP_PROC_BIND unset). Then,
+  // once workers outnumber the cores, they stop being one per core (cores_shared): two threads
+  // pinned to one core while another core idles is what the kernel cannot fix (a team of 4 on 2
+  // cores ran a burst of tasks on its producer alone, its idle member pinned to the producer's
+  // core). Each worker widens its own mask to the process's at its next wait (widen_binding).
+  bool bind_by_default = false;
+  std::atomic<bool> cores_shared{false};
   // Parent states workers handed over past their bound (keep_spare_state), and how many, read
   // without the lock: rare paths only.
   std::mutex shared_states_lock;

@@ -51,6 +51,8 @@ void idle_park::wake_one() {
       return;
     }
   }
+  // No member asleep on its own word: one asleep on a barrier's (sleep_on), if any.
+  if (auto* other = other_word_.load(std::memory_order_relaxed)) futex_wake(*other, 1);
 }
 
 void idle_park::futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t timeout_ns) {
@@ -64,8 +66,8 @@ void idle_park::futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expec
   syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, tp, nullptr, 0);
 }
 
-void idle_park::futex_wake(std::atomic<std::uint32_t>& word) {
-  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+void idle_park::futex_wake(std::atomic<std::uint32_t>& word, int waiters) {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, waiters, nullptr, nullptr, 0);
 }
 
 }  // namespace weft::sched

@@ -10,6 +10,7 @@
 #include <sched.h>
 
 #include <atomic>
+#include <climits>
 #include <cstdint>
 
 namespace weft::sched {
@@ -57,16 +58,28 @@ class idle_park {
     sleepers_.fetch_sub(1, std::memory_order_relaxed);
   }
 
+  // A worker that sleeps on another word while `word` holds `value` (a team barrier's generation,
+  // which its last arrival wakes all at once) still counts as a sleeper of this park, so that a
+  // producer's notify_work wakes one such sleeper per task (as libgomp wakes a barrier waiter per
+  // task). Best effort, hence no heavy fence here: a producer may miss a sleeper whose count it
+  // reads just before the increment lands while the sleeper's ready() misses the task still in the
+  // producer's store buffer; that sleeper wakes at its timeout. A wake that comes before the
+  // futex call is lost the same way (the value does not change).
+  template <class Ready>
+  void sleep_on(std::atomic<std::uint32_t>& word, std::uint32_t value, Ready&& ready, std::int64_t timeout_ns) {
+    other_word_.store(&word, std::memory_order_relaxed);
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    if (!ready()) futex_wait(word, value, timeout_ns);
+    sleepers_.fetch_sub(1, std::memory_order_relaxed);
+  }
+
   // Wakes the worker owning `word` if it sleeps (used when a wait it announced is satisfied).
   static void wake(std::atomic<std::uint32_t>& word) {
     if (word.exchange(0, std::memory_order_seq_cst) == 1) futex_wake(word);
   }
 
-  // Sleeps while `word` holds `value` (at most timeout_ns; 0 = none), and wakes every sleeper on
-  // `word`: a word many threads wait on at once (a barrier's generation) costs its waker one call.
-  static void wait_on(std::atomic<std::uint32_t>& word, std::uint32_t value, std::int64_t timeout_ns) {
-    futex_wait(word, value, timeout_ns);
-  }
+  // Wakes every sleeper on `word`: a word many threads wait on at once (a barrier's generation)
+  // costs its waker one call.
   static void wake_all(std::atomic<std::uint32_t>& word) { futex_wake(word); }
 
   // The sleep words wake_one chooses from (those of a gang's members).
@@ -79,7 +92,7 @@ class idle_park {
   void wake_one();
   static void heavy_fence();
   static void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t timeout_ns);
-  static void futex_wake(std::atomic<std::uint32_t>& word);
+  static void futex_wake(std::atomic<std::uint32_t>& word, int waiters = INT_MAX);
 
   int sleeper_count_after_fence() {
 #if defined(__SANITIZE_THREAD__)
@@ -98,6 +111,9 @@ class idle_park {
   std::atomic<std::uint32_t>* const* words_ = nullptr;
   int count_ = 0;
   std::atomic<unsigned> rotor_{0};
+  // The word the last sleep_on slept on: a futex wake on a stale one (its team gone) is harmless,
+  // a spurious wake-up for whoever waits there, which every futex protocol tolerates.
+  std::atomic<std::atomic<std::uint32_t>*> other_word_{nullptr};
   alignas(64) std::atomic<int> sleepers_{0};
   std::atomic<int> lookers_{0};  // on the sleepers' line: notify_work reads both
 };

@@ -194,6 +194,9 @@ binding* bind_state = nullptr;
 // The core worker `index` is bound to, or null when binding is off.
 const sched::cpu_mask* core_for(int index) {
   if (!instance->cfg.bind_cores) return nullptr;
+  // Past the cores with binding only by default: the whole process mask (runtime::cores_shared).
+  if (instance->cores_shared.load(std::memory_order_relaxed) && !bind_state->original.empty())
+    return &bind_state->original;
   const auto& sets = bind_state->core_sets;
   return &sets[(bind_state->first_core + static_cast<std::size_t>(index)) % sets.size()];
 }
@@ -278,6 +281,12 @@ void at_exit() {
 }
 
 }  // namespace
+
+void widen_binding(worker& w) {
+  w.bound_wide = true;
+  if (!bind_state->original.empty()) sched::bind_calling_thread(bind_state->original);
+}
+
 
 void queue_ready(worker& w, task* t, bool may_run_next) {
   runtime& rt = *instance;
@@ -480,6 +489,7 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins, const wak
   }
   // A poller expecting completions (MPI requests in flight) keeps idle workers polling.
   const bool oversubscribed = rt.oversubscribed.load(std::memory_order_relaxed);
+  follow_binding(w);
   if (rt.cfg.wait == wait_policy::active || fiber::pollers_expecting() ||
       (spins < spin_rounds + yield_rounds && !oversubscribed)) {
     sched_yield();
@@ -493,13 +503,20 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins, const wak
   // 4 s, every wait in sched_yield), where a woken sleeper gets the core at once. With tasks in
   // flight it looks for them as an idle worker does: asleep, every task pushed would wake it with
   // a futex call (CI's proxy: dep_stencil at 8 threads, 15x the system calls). A task made while
-  // it sleeps wakes nobody here: the 1 ms timeout (the cores are all taken anyway).
+  // it sleeps wakes one such sleeper (idle_park::sleep_on, as libgomp wakes a barrier waiter per
+  // task): a serial stretch in `single` followed by a burst of tasks ran them all on the producer
+  // before, the others waking only at the 1 ms timeout, which stays as the backstop of that
+  // best-effort wake.
   if (wake && oversubscribed && (spins > spin_rounds || yields_stall(w)) && !wake->tasks_in_flight(wake->arg)) {
     wake->sleepers.fetch_add(1, std::memory_order_seq_cst);  // pairs with the waker's seq_cst change
-    if (!ready(arg) && !work_visible(*w.crew) && !w.inbox.load(std::memory_order_relaxed) &&
-        rt.gang_members_waiting.load(std::memory_order_relaxed) == 0 && !w.gang_start &&
-        !deferred_pending.load(std::memory_order_relaxed))
-      sched::idle_park::wait_on(wake->word, wake->value, 1'000'000);
+    w.crew->park.sleep_on(
+        wake->word, wake->value,
+        [&] {
+          return ready(arg) || work_visible(*w.crew) || w.inbox.load(std::memory_order_relaxed) ||
+                 rt.gang_members_waiting.load(std::memory_order_relaxed) != 0 || w.gang_start ||
+                 deferred_pending.load(std::memory_order_relaxed);
+        },
+        1'000'000);
     wake->sleepers.fetch_sub(1, std::memory_order_relaxed);
     return;
   }
@@ -630,6 +647,7 @@ worker* add_worker(bool start_thread) {
   if (i + 1 > static_cast<int>(bind_state->core_sets.size())) {
     rt.spin_rounds.store(20, std::memory_order_relaxed);
     rt.oversubscribed.store(true, std::memory_order_relaxed);
+    if (rt.bind_by_default) rt.cores_shared.store(true, std::memory_order_relaxed);
   }
   if (start_thread) start_thread_of(*raw);
   return raw;
@@ -884,6 +902,7 @@ int start_runtime(const door_options& options) {
   if (cfg.num_workers == 0) cfg.num_workers = options.workers > 0 ? options.workers : cores;
   if (options.max_priority >= 0 && !std::getenv("WEFT_MAX_PRIORITY"))
     cfg.max_priority = std::min(options.max_priority, 63);
+  const bool bind_asked = options.bind >= 0 || std::getenv("WEFT_BIND");
   if (options.bind >= 0 && !std::getenv("WEFT_BIND")) cfg.bind_cores = options.bind != 0;
   if (options.stack_size && !std::getenv("WEFT_STACKSIZE")) cfg.stack_size = options.stack_size;
   if (options.wait >= 0 && !std::getenv("WEFT_WAIT_POLICY"))
@@ -897,6 +916,7 @@ int start_runtime(const door_options& options) {
   auto* rt = new runtime;
   rt->cfg = cfg;
   rt->pooled = pooled;
+  rt->bind_by_default = cfg.bind_cores && !bind_asked;
   rt->max_tasks = cfg.max_tasks;
   rt->max_ready = cfg.max_ready;
   rt->local_limit = static_cast<int>(std::min<std::int64_t>(worker::local_capacity, cfg.max_ready));
