@@ -287,7 +287,6 @@ void widen_binding(worker& w) {
   if (!bind_state->original.empty()) sched::bind_calling_thread(bind_state->original);
 }
 
-
 void queue_ready(worker& w, task* t, bool may_run_next) {
   runtime& rt = *instance;
   trace_task(w, trace::event_type::task_ready, t);
