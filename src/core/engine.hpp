@@ -257,6 +257,8 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins, const wak
 // cores sleep at once and pooled members sleep rather than yield, since each yield could give a
 // time slice away where a woken sleeper gets the core at once.
 void yield_core(worker& w, bool looking);
+// Around a sleep in a wait: w's bound core has one worker fewer awake (runtime::awake_on_core).
+void note_asleep(const worker& w, bool asleep);
 bool yields_stall(const worker& w);
 bool work_visible(const gang& g);  // ready tasks in g's queues or priority lanes
 // Called by a producer before it creates a task: the bounds are looked at out of line, every
@@ -283,14 +285,6 @@ struct door_options {
   const char* door = "native door";
 };
 int start_runtime(const door_options& options);
-// Once workers outnumber the cores and binding was only weft's default (runtime::cores_shared),
-// the calling worker's thread leaves its core for the whole process mask: at most once, at the
-// start of a parallel region's member and at an idle wait.
-void widen_binding(worker& w);
-inline void follow_binding(worker& w) {
-  if (!w.bound_wide && instance->cores_shared.load(std::memory_order_relaxed)) [[unlikely]]
-    widen_binding(w);
-}
 // weft_finalize: waits for every task, reports an error none collected, stops the workers.
 int stop_runtime();
 // Called by stop_runtime before it waits for the tasks (a door's own teardown), when set.

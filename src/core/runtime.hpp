@@ -38,6 +38,7 @@ struct gang {
   // apart from the inner team's.
   std::vector<sched::work_deque<task*>*> queues;
   std::vector<std::atomic<std::uint32_t>*> words;  // members' sleep words, for the park
+  std::vector<int> cores_of;                       // the core each member is bound to (-1: none)
   sched::idle_park park;
   // Ready tasks of priority > 0 (or every task under WEFT_SCHEDULE=priority), highest level first.
   // One set per gang: a prioritised task runs only on its gang's members, so an OpenMP task runs
@@ -256,7 +257,7 @@ struct alignas(64) worker {
   alignas(64) std::atomic<fiber::context*> inbox{nullptr};
   std::uint64_t ticket_seq = 0;
   std::int64_t yields_stall_until = 0;  // steady-clock ns: waits sleep rather than yield until then
-  bool bound_wide = false;              // runs on the whole process mask (runtime::cores_shared)
+  int core_slot = -1;                   // the core (index in the process's cores) it is bound to, or -1
   task root;           // implicit task of this worker's thread
   pthread_t thread{};  // started by the runtime when has_thread (not for adopted threads)
   bool has_thread = false;
@@ -295,13 +296,11 @@ struct runtime {
   // More workers than cores in the mask: a waiter that spins holds the core of the thread it waits
   // for, so every wait gives the core up after a short spin.
   std::atomic<bool> oversubscribed{false};
-  // Binding was weft's default choice, not asked for (WEFT_BIND or OMP_PROC_BIND unset). Then,
-  // once workers outnumber the cores, they stop being one per core (cores_shared): two threads
-  // pinned to one core while another core idles is what the kernel cannot fix (a team of 4 on 2
-  // cores ran a burst of tasks on its producer alone, its idle member pinned to the producer's
-  // core). Each worker widens its own mask to the process's at its next wait (widen_binding).
-  bool bind_by_default = false;
-  std::atomic<bool> cores_shared{false};
+  // With workers bound: how many workers bound to each core are awake (not asleep in a wait), so
+  // that a producer tells a core that idles from one a looker shares with busy threads
+  // (idle_park::notify_work). Null when binding is off.
+  std::unique_ptr<std::atomic<int>[]> awake_on_core;
+  int core_count = 0;
   // Parent states workers handed over past their bound (keep_spare_state), and how many, read
   // without the lock: rare paths only.
   std::mutex shared_states_lock;

@@ -144,7 +144,6 @@ icvs child_icvs(const icvs& parent, unsigned flags) {
 }
 
 void enter(worker& w, team* t, int k) {
-  core::follow_binding(w);
   member& m = *t->members[k];
   m.saved_current = w.current;
   m.saved_crew = w.crew;
@@ -401,7 +400,7 @@ void start_door(int workers) {
   o.pooled = true;
   o.workers = workers;
   o.max_priority = s.max_task_priority;
-  if (!s.bind_list.empty()) o.bind = s.bind_list[0] != 0;  // OMP_PROC_BIND=false, or binding asked for
+  if (!s.bind_list.empty() && s.bind_list[0] == 0) o.bind = 0;  // OMP_PROC_BIND=false
   o.wait = s.wait_policy;
   o.stack_size = s.stacksize;
   o.process_mask = &s.process_mask;

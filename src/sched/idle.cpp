@@ -41,11 +41,12 @@ void idle_park::heavy_fence() {
   }
 }
 
-void idle_park::wake_one() {
-  if (count_ == 0) return;
-  unsigned start = rotor_.fetch_add(1, std::memory_order_relaxed);
+void idle_park::wake_one(int prefer) {
+  unsigned start = count_ ? rotor_.fetch_add(1, std::memory_order_relaxed) : 0;
   for (int i = 0; i < count_; ++i) {
-    std::atomic<std::uint32_t>& w = *words_[(start + i) % count_];
+    const int k = static_cast<int>((start + static_cast<unsigned>(i)) % static_cast<unsigned>(count_));
+    if (prefer >= 0 && cores_of_ && cores_of_[k] != prefer) continue;
+    std::atomic<std::uint32_t>& w = *words_[k];
     if (w.load(std::memory_order_relaxed) == 1 && w.exchange(0, std::memory_order_seq_cst) == 1) {
       futex_wake(w);
       return;

@@ -148,7 +148,9 @@ void wait_until(worker& w, Ready&& ready) {
                (spins < spin_rounds + 50 && !(instance->oversubscribed.load(std::memory_order_relaxed) && yields_stall(w)))) {
       yield_core(w, false);
     } else {
+      note_asleep(w, true);
       instance->pool_park.sleep(w.sleep_word, ready, 0);
+      note_asleep(w, false);
     }
   }
 }

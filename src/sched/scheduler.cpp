@@ -194,9 +194,6 @@ binding* bind_state = nullptr;
 // The core worker `index` is bound to, or null when binding is off.
 const sched::cpu_mask* core_for(int index) {
   if (!instance->cfg.bind_cores) return nullptr;
-  // Past the cores with binding only by default: the whole process mask (runtime::cores_shared).
-  if (instance->cores_shared.load(std::memory_order_relaxed) && !bind_state->original.empty())
-    return &bind_state->original;
   const auto& sets = bind_state->core_sets;
   return &sets[(bind_state->first_core + static_cast<std::size_t>(index)) % sets.size()];
 }
@@ -281,11 +278,6 @@ void at_exit() {
 }
 
 }  // namespace
-
-void widen_binding(worker& w) {
-  w.bound_wide = true;
-  if (!bind_state->original.empty()) sched::bind_calling_thread(bind_state->original);
-}
 
 void queue_ready(worker& w, task* t, bool may_run_next) {
   runtime& rt = *instance;
@@ -452,6 +444,10 @@ void yield_core(worker& w, bool looking) {
   if (std::int64_t after = steady_ns(); after - before > yield_stalled_ns) w.yields_stall_until = after + yield_stall_ns;
 }
 
+void note_asleep(const worker& w, bool asleep) {
+  if (w.core_slot >= 0) instance->awake_on_core[w.core_slot].fetch_add(asleep ? -1 : 1, std::memory_order_relaxed);
+}
+
 void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins, const wake_word* wake) {
   runtime& rt = *instance;
   flush_finished_children(w);  // nothing to run: report finished children before waiting
@@ -488,7 +484,6 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins, const wak
   }
   // A poller expecting completions (MPI requests in flight) keeps idle workers polling.
   const bool oversubscribed = rt.oversubscribed.load(std::memory_order_relaxed);
-  follow_binding(w);
   if (rt.cfg.wait == wait_policy::active || fiber::pollers_expecting() ||
       (spins < spin_rounds + yield_rounds && !oversubscribed)) {
     sched_yield();
@@ -508,6 +503,7 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins, const wak
   // best-effort wake.
   if (wake && oversubscribed && (spins > spin_rounds || yields_stall(w)) && !wake->tasks_in_flight(wake->arg)) {
     wake->sleepers.fetch_add(1, std::memory_order_seq_cst);  // pairs with the waker's seq_cst change
+    note_asleep(w, true);
     w.crew->park.sleep_on(
         wake->word, wake->value,
         [&] {
@@ -516,6 +512,7 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins, const wak
                  deferred_pending.load(std::memory_order_relaxed);
         },
         1'000'000);
+    note_asleep(w, false);
     wake->sleepers.fetch_sub(1, std::memory_order_relaxed);
     return;
   }
@@ -544,6 +541,7 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins, const wak
   std::int64_t timeout = polling                                                                  ? 50'000
                          : w.current == &w.root && w.nesting == 0 && w.id != 0 && !oversubscribed ? 0
                                                                                                   : 50'000'000;
+  note_asleep(w, true);
   w.crew->park.sleep(
       w.sleep_word,
       [&c] {
@@ -555,6 +553,7 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins, const wak
                (!c.polling && fiber::poller_count.load(std::memory_order_seq_cst) != 0);
       },
       timeout);
+  note_asleep(w, false);
   spins = spin_rounds + yield_rounds - 1;  // after a wake-up, look for work once before sleeping
 }
 
@@ -578,12 +577,15 @@ gang::~gang() {
 void gang::assign(const int* ids, int n, sched::work_deque<task*>* const* qs) {
   members.assign(ids, ids + n);
   words.resize(n);
+  cores_of.resize(n);
   queues.resize(n);
   for (int i = 0; i < n; ++i) {
     words[i] = &instance->workers[ids[i]]->sleep_word;
+    cores_of[i] = instance->workers[ids[i]]->core_slot;
     queues[i] = qs ? qs[i] : &instance->workers[ids[i]]->deque;
   }
-  park.set_words(words.data(), n);
+  park.set_words(words.data(), cores_of.data(), n, instance->awake_on_core.get(),
+                 instance->awake_on_core ? instance->core_count : 0);
 }
 
 // Worker threads are pthreads so that their stack size follows WEFT_STACKSIZE / OMP_STACKSIZE.
@@ -639,6 +641,11 @@ worker* add_worker(bool start_thread) {
   w->context = &w->thread_context;
   w->thread_context.owner.store(i, std::memory_order_relaxed);
   w->thread_context.saved_current = &w->root;
+  if (rt.awake_on_core) {  // bound: worker i to core slot i (core_for), awake until it first sleeps
+    w->core_slot =
+        static_cast<int>((bind_state->first_core + static_cast<std::size_t>(i)) % bind_state->core_sets.size());
+    rt.awake_on_core[w->core_slot].fetch_add(1, std::memory_order_relaxed);
+  }
   worker* raw = w.get();
   rt.workers[i] = std::move(w);
   rt.worker_count.store(i + 1, std::memory_order_release);  // publishes the slot
@@ -646,7 +653,6 @@ worker* add_worker(bool start_thread) {
   if (i + 1 > static_cast<int>(bind_state->core_sets.size())) {
     rt.spin_rounds.store(20, std::memory_order_relaxed);
     rt.oversubscribed.store(true, std::memory_order_relaxed);
-    if (rt.bind_by_default) rt.cores_shared.store(true, std::memory_order_relaxed);
   }
   if (start_thread) start_thread_of(*raw);
   return raw;
@@ -901,7 +907,6 @@ int start_runtime(const door_options& options) {
   if (cfg.num_workers == 0) cfg.num_workers = options.workers > 0 ? options.workers : cores;
   if (options.max_priority >= 0 && !std::getenv("WEFT_MAX_PRIORITY"))
     cfg.max_priority = std::min(options.max_priority, 63);
-  const bool bind_asked = options.bind >= 0 || std::getenv("WEFT_BIND");
   if (options.bind >= 0 && !std::getenv("WEFT_BIND")) cfg.bind_cores = options.bind != 0;
   if (options.stack_size && !std::getenv("WEFT_STACKSIZE")) cfg.stack_size = options.stack_size;
   if (options.wait >= 0 && !std::getenv("WEFT_WAIT_POLICY"))
@@ -915,7 +920,6 @@ int start_runtime(const door_options& options) {
   auto* rt = new runtime;
   rt->cfg = cfg;
   rt->pooled = pooled;
-  rt->bind_by_default = cfg.bind_cores && !bind_asked;
   rt->max_tasks = cfg.max_tasks;
   rt->max_ready = cfg.max_ready;
   rt->local_limit = static_cast<int>(std::min<std::int64_t>(worker::local_capacity, cfg.max_ready));
@@ -934,6 +938,10 @@ int start_runtime(const door_options& options) {
     if (!cfg.trace_counters.empty()) trace::begin_counters(cfg.trace_counters);
   } else if (!cfg.trace_counters.empty()) {
     std::fprintf(stderr, "weft: WEFT_TRACE_COUNTERS is set but WEFT_TRACE is not: no counters are recorded\n");
+  }
+  if (cfg.bind_cores) {
+    rt->core_count = cores;
+    rt->awake_on_core = std::make_unique<std::atomic<int>[]>(static_cast<std::size_t>(cores));
   }
   instance = rt;
   bind_state = b;
