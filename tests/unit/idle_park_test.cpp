@@ -24,6 +24,7 @@ struct two_sleepers {
   std::atomic<int> awake[2] = {};
   std::atomic<bool> woke[2] = {};
   std::thread sleeper[2];
+  bool looking = false;
 
   explicit two_sleepers(bool bound, int awake0, int awake1) {
     idle_park::init();
@@ -45,7 +46,17 @@ struct two_sleepers {
     while (!woke[k] && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(1ms);
     return woke[k];
   }
+  void notify_while_a_worker_looks() {
+    park.begin_look();
+    looking = true;
+    park.notify_work();
+  }
+  void expect_both_asleep() {
+    EXPECT_FALSE(woken_within(0, 100ms));
+    EXPECT_FALSE(woken_within(1, 0ms));
+  }
   ~two_sleepers() {
+    if (looking) park.end_look();
     for (int k = 0; k < 2; ++k) idle_park::wake(word[k]);
     for (auto& t : sleeper) t.join();
   }
@@ -53,29 +64,21 @@ struct two_sleepers {
 
 TEST(IdlePark, LookerOnBusyCoresLeavesSleepersAsleep) {
   two_sleepers s(true, 1, 1);  // somebody awake on each core
-  s.park.begin_look();
-  s.park.notify_work();
-  EXPECT_FALSE(s.woken_within(0, 100ms));
-  EXPECT_FALSE(s.woken_within(1, 0ms));
-  s.park.end_look();
+  s.notify_while_a_worker_looks();
+  s.expect_both_asleep();
 }
 
 TEST(IdlePark, SleeperOnAnIdleCoreIsWokenDespiteALooker) {
   two_sleepers s(true, 2, 0);  // core 0: the producer and a looker awake; core 1: nobody
-  s.park.begin_look();
-  s.park.notify_work();
+  s.notify_while_a_worker_looks();
   EXPECT_TRUE(s.woken_within(1, 2000ms)) << "the sleeper bound to the idle core stayed asleep";
   EXPECT_FALSE(s.woken_within(0, 0ms)) << "the sleeper bound to the busy core was woken";
-  s.park.end_look();
 }
 
 TEST(IdlePark, UnboundLookerLeavesSleepersAsleep) {
   two_sleepers s(false, 0, 0);  // no binding: cores unknown, the looker is trusted
-  s.park.begin_look();
-  s.park.notify_work();
-  EXPECT_FALSE(s.woken_within(0, 100ms));
-  EXPECT_FALSE(s.woken_within(1, 0ms));
-  s.park.end_look();
+  s.notify_while_a_worker_looks();
+  s.expect_both_asleep();
 }
 
 TEST(IdlePark, WithoutLookersOneSleeperIsWoken) {
