@@ -71,9 +71,9 @@ class idle_park {
 
   // A worker that sleeps on another word while `word` holds `value` (a team barrier's generation,
   // which its last arrival wakes all at once) still counts as a sleeper of this park, so that a
-  // producer's notify_work wakes one such sleeper per task (as libgomp wakes a barrier waiter per
-  // task). Best effort, hence no heavy fence here: a producer may miss a sleeper whose count it
-  // reads just before the increment lands while the sleeper's ready() misses the task still in the
+  // producer's notify_work may wake one such sleeper for a core that idles (wake_one). Best
+  // effort, hence no heavy fence here: a producer may miss a sleeper whose count it reads just
+  // before the increment lands while the sleeper's ready() misses the task still in the
   // producer's store buffer; that sleeper wakes at its timeout. A wake that comes before the
   // futex call is lost the same way (the value does not change).
   template <class Ready>

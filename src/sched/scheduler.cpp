@@ -497,10 +497,8 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins, const wak
   // 4 s, every wait in sched_yield), where a woken sleeper gets the core at once. With tasks in
   // flight it looks for them as an idle worker does: asleep, every task pushed would wake it with
   // a futex call (CI's proxy: dep_stencil at 8 threads, 15x the system calls). A task made while
-  // it sleeps wakes one such sleeper (idle_park::sleep_on, as libgomp wakes a barrier waiter per
-  // task): a serial stretch in `single` followed by a burst of tasks ran them all on the producer
-  // before, the others waking only at the 1 ms timeout, which stays as the backstop of that
-  // best-effort wake.
+  // it sleeps wakes it only for a core with nobody awake (idle_park::sleep_on, notify_work); else
+  // the 1 ms timeout, which is also the backstop of that best-effort wake.
   if (wake && oversubscribed && (spins > spin_rounds || yields_stall(w)) && !wake->tasks_in_flight(wake->arg)) {
     wake->sleepers.fetch_add(1, std::memory_order_seq_cst);  // pairs with the waker's seq_cst change
     note_asleep(w, true);
