@@ -55,7 +55,7 @@ void idle_park::wake_one(int prefer) {
   // For an idle core, failing a member asleep there on its own word: one asleep on a barrier's
   // (sleep_on), if any. Not otherwise: beside busy processes, a barrier waiter woken per task took
   // cores they held (a taskloop loop 1.2x slower), where its own timeout serves.
-  if (prefer < 0) return;
+  if (prefer < 0 || other_sleepers_.load(std::memory_order_relaxed) == 0) return;
   if (auto* other = other_word_.load(std::memory_order_relaxed)) futex_wake(*other, 1);
 }
 

@@ -79,9 +79,11 @@ class idle_park {
   template <class Ready>
   void sleep_on(std::atomic<std::uint32_t>& word, std::uint32_t value, Ready&& ready, std::int64_t timeout_ns) {
     other_word_.store(&word, std::memory_order_relaxed);
+    other_sleepers_.fetch_add(1, std::memory_order_relaxed);
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
     if (!ready()) futex_wait(word, value, timeout_ns);
     sleepers_.fetch_sub(1, std::memory_order_relaxed);
+    other_sleepers_.fetch_sub(1, std::memory_order_relaxed);
   }
 
   // Wakes the worker owning `word` if it sleeps (used when a wait it announced is satisfied).
@@ -109,10 +111,14 @@ class idle_park {
   // Wakes a member asleep on its own word, one bound to core `prefer` if >= 0 (then none other), or
   // failing that one asleep on a barrier's word.
   void wake_one(int prefer);
-  // A core whose bound workers are all asleep, or -1.
+  // The core of a member whose core has nobody awake, or -1 (only this gang's members' cores: a
+  // core that idles without one of them is not this park's to fill).
   int idle_core() const {
-    for (int c = 0; c < cores_; ++c)
-      if (awake_[c].load(std::memory_order_relaxed) == 0) return c;
+    if (!awake_) return -1;
+    for (int k = 0; k < count_; ++k) {
+      const int c = cores_of_[k];
+      if (c >= 0 && c < cores_ && awake_[c].load(std::memory_order_relaxed) == 0) return c;
+    }
     return -1;
   }
   static void heavy_fence();
@@ -142,6 +148,7 @@ class idle_park {
   // The word the last sleep_on slept on: a futex wake on a stale one (its team gone) is harmless,
   // a spurious wake-up for whoever waits there, which every futex protocol tolerates.
   std::atomic<std::atomic<std::uint32_t>*> other_word_{nullptr};
+  std::atomic<int> other_sleepers_{0};  // in sleep_on now: no futex call on a word nobody waits on
   alignas(64) std::atomic<int> sleepers_{0};
   std::atomic<int> lookers_{0};  // on the sleepers' line: notify_work reads both
 };
