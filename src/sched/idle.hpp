@@ -52,8 +52,12 @@ class idle_park {
   }
   // The two halves of yield_looking (the test drives them without a yield). seq_cst on leaving:
   // the count drops before the next look (see notify_work).
-  void begin_look() { lookers_.fetch_add(1, std::memory_order_relaxed); }
-  void end_look() { lookers_.fetch_sub(1, std::memory_order_seq_cst); }
+  void begin_look() {
+    lookers_.fetch_add(1, std::memory_order_relaxed);
+  }
+  void end_look() {
+    lookers_.fetch_sub(1, std::memory_order_seq_cst);
+  }
 
   // Worker `self` (its futex word) sleeps unless ready() turns true after it announced itself.
   // Returns after a wake-up, a timeout (ns; 0 = none), or immediately when ready() holds.
