@@ -1,5 +1,6 @@
 // OpenMP memory allocators: omp_alloc and its variants, omp_init_allocator's traits, the default
-// allocator (def-allocator-var) and the allocate clause's GOMP_alloc/GOMP_free.
+// allocator (def-allocator-var), the allocate clause's GOMP_alloc/GOMP_free, and the registry of
+// Fortran allocatables that gcc 14 places with an allocator (GOMP_add_alloc/GOMP_is_alloc).
 //
 // Every memory space of the host is malloc's memory. A predefined allocator is malloc with a header;
 // an allocator made by omp_init_allocator adds an alignment, a pool size and a fallback. A block
@@ -11,7 +12,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
+#include <mutex>
 #include <string>
+#include <unordered_set>
 
 #include "omp/gomp_abi.h"
 #include "omp/omp_internal.hpp"
@@ -313,6 +316,28 @@ GOMP_API void* GOMP_alloc(std::size_t alignment, std::size_t size, std::uintptr_
 }
 GOMP_API void GOMP_free(void* p, std::uintptr_t) {
   release(p);
+}
+
+// gcc 14 (GOMP_5.1.2): an allocatable that `!$omp allocators` / `allocate` placed with GOMP_alloc is
+// registered here, and DEALLOCATE or a reallocation asks whether a block is one of those (then it
+// goes to GOMP_free or omp_realloc instead of free or realloc). Asking forgets the block, as in
+// libgomp: each such call is followed by freeing or replacing it. Not a hot path: one lock.
+namespace {
+std::mutex placed_lock;
+std::unordered_set<void*>& placed_allocatables() {
+  static auto* set = new std::unordered_set<void*>;  // never destroyed: atexit code may still ask
+  return *set;
+}
+}  // namespace
+GOMP_API void GOMP_add_alloc(void* p) {
+  if (!p) return;
+  std::lock_guard<std::mutex> g(placed_lock);
+  placed_allocatables().insert(p);
+}
+GOMP_API bool GOMP_is_alloc(void* p) {
+  if (!p) return false;
+  std::lock_guard<std::mutex> g(placed_lock);
+  return placed_allocatables().erase(p) != 0;
 }
 
 }  // extern "C"

@@ -121,6 +121,13 @@ GOMP_API void GOMP_target_ext(int device, void (*fn)(void*), std::size_t mapnum,
   run_on_host(fn, mapnum, hostaddrs, sizes, kinds, thread_limit);
 }
 
+// gcc 14 (GOMP_5.1.2): the device address of a `declare target indirect` function. Code that calls
+// it on the host runs there, where a function's address is its own (offloaded code uses the
+// device's libgomp, not this one).
+GOMP_API void* GOMP_target_map_indirect_ptr(void* host_function) {
+  return host_function;
+}
+
 // The pre-GCC-6 entry points (unsigned char kinds) keep the host fallback.
 GOMP_API void GOMP_target(int, void (*fn)(void*), const void*, std::size_t mapnum, void** hostaddrs, std::size_t* sizes,
                           unsigned char*) {
