@@ -157,6 +157,7 @@ struct alignas(64) worker {
   std::uint64_t random_state = 0;
   int history[4] = {-1, -1, -1, -1};  // hybrid victim selection (ICS'21 Algorithm 2)
   int history_index = 0;
+  int sweep_from = 0;  // a large gang's next victim to sweep from (steal: a window per look)
   int throttle_countdown = 0;
   int throttled = 0;  // producers this worker has set aside for the throttle (at most max_throttled)
   int refused = 0;    // why the last allocate_task returned null (0: out of memory)
@@ -300,7 +301,7 @@ struct runtime {
   // that a producer tells a core that idles from one a looker shares with busy threads
   // (idle_park::notify_work). Null when binding is off.
   std::unique_ptr<std::atomic<int>[]> awake_on_core;
-  int core_count = 0;
+  int core_count = 0;  // cores in the process mask
   // Parent states workers handed over past their bound (keep_spare_state), and how many, read
   // without the lock: rare paths only.
   std::mutex shared_states_lock;
