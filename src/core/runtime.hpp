@@ -157,7 +157,6 @@ struct alignas(64) worker {
   std::uint64_t random_state = 0;
   int history[4] = {-1, -1, -1, -1};  // hybrid victim selection (ICS'21 Algorithm 2)
   int history_index = 0;
-  int sweep_from = 0;  // a large gang's next victim to sweep from (steal: a window per look)
   int throttle_countdown = 0;
   int throttled = 0;  // producers this worker has set aside for the throttle (at most max_throttled)
   int refused = 0;    // why the last allocate_task returned null (0: out of memory)

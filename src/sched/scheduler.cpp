@@ -153,21 +153,14 @@ task* steal(runtime& rt, worker& w) {
   }
   if (t) return t;
   // A sweep over the others so that work is not missed: all of them in a gang of up to
-  // sweep_window, else the next window of that many, the following look going on from where this
-  // one stopped (every queue is read within n / sweep_window looks). A look then costs the same at
-  // any team size: a sweep over every queue per look made a region of 1,000 threads on 2 cores
-  // read a million queue lines per round of looks (5.9 s for an empty region; libgomp 0.04).
-  // Before sleeping, a waiter still checks every queue (work_visible).
+  // sweep_window, else that many from a random one (a given queue is read once in n / sweep_window
+  // looks on average). A look then costs the same at any team size: a sweep over every queue per
+  // look made a region of 1,000 threads on 2 cores read a million queue lines per round of looks
+  // (5.9 s for an empty region; libgomp 0.04). Before sleeping, a waiter still checks every queue
+  // (work_visible).
   constexpr int sweep_window = 64;
-  int start, count;
-  if (n <= sweep_window) {
-    start = static_cast<int>(next_random(w) % n);
-    count = n;
-  } else {
-    start = w.sweep_from % n;
-    count = sweep_window;
-    w.sweep_from = (start + sweep_window) % n;
-  }
+  const int start = static_cast<int>(next_random(w) % n);
+  const int count = std::min(n, sweep_window);
   for (int i = 0; i < count; ++i) {
     int v = (start + i) % n;
     if (v == victim) continue;
