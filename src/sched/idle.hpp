@@ -46,7 +46,9 @@ class idle_park {
   // chain or the sleepers' timeout (scheduler.cpp: try_steal_from, idle_wait).
   bool someone_looking() const { return lookers_.load(std::memory_order_relaxed) != 0; }
   // Workers asleep here now (approximate: for choosing a timeout).
-  int sleeping() const { return sleepers_.load(std::memory_order_relaxed); }
+  int sleeping() const {
+    return sleepers_.load(std::memory_order_relaxed);
+  }
   void yield_looking() {
     begin_look();
     sched_yield();
