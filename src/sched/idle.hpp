@@ -12,6 +12,7 @@
 #include <atomic>
 #include <climits>
 #include <cstdint>
+#include <vector>
 
 namespace weft::sched {
 
@@ -110,7 +111,16 @@ class idle_park {
     cores_of_ = cores_of;
     count_ = count;
     awake_ = awake_on_core;
-    cores_ = cores;
+    member_cores_.clear();
+    if (!awake_) return;
+    core_seen_.assign(static_cast<std::size_t>(cores), 0);
+    for (int k = 0; k < count; ++k) {
+      const int c = cores_of[k];
+      if (c >= 0 && c < cores && !core_seen_[c]) {
+        core_seen_[c] = 1;
+        member_cores_.push_back(c);
+      }
+    }
   }
 
  private:
@@ -118,13 +128,12 @@ class idle_park {
   // failing that one asleep on a barrier's word.
   void wake_one(int prefer);
   // The core of a member whose core has nobody awake, or -1 (only this gang's members' cores: a
-  // core that idles without one of them is not this park's to fill).
+  // core that idles without one of them is not this park's to fill). A loop over the distinct
+  // cores, not the members: it runs for tasks pushed past the cores, where a team of 1,000 on 2
+  // cores has 2 of them.
   int idle_core() const {
-    if (!awake_) return -1;
-    for (int k = 0; k < count_; ++k) {
-      const int c = cores_of_[k];
-      if (c >= 0 && c < cores_ && awake_[c].load(std::memory_order_relaxed) == 0) return c;
-    }
+    for (const int c : member_cores_)
+      if (awake_[c].load(std::memory_order_relaxed) == 0) return c;
     return -1;
   }
   static void heavy_fence();
@@ -149,7 +158,8 @@ class idle_park {
   const int* cores_of_ = nullptr;
   int count_ = 0;
   const std::atomic<int>* awake_ = nullptr;
-  int cores_ = 0;
+  std::vector<int> member_cores_;  // the distinct cores the members are bound to (binding on)
+  std::vector<char> core_seen_;    // set_words' scratch
   std::atomic<unsigned> rotor_{0};
   // The word the last sleep_on slept on: a futex wake on a stale one (its team gone) is harmless,
   // a spurious wake-up for whoever waits there, which every futex protocol tolerates.
