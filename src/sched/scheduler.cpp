@@ -668,9 +668,12 @@ worker* add_worker(bool start_thread) {
   worker* raw = w.get();
   rt.workers[i] = std::move(w);
   rt.worker_count.store(i + 1, std::memory_order_release);  // publishes the slot
-  // More threads than cores: a spinning waiter takes the core from the thread it waits for.
-  if (i + 1 > static_cast<int>(bind_state->core_sets.size())) {
-    rt.spin_rounds.store(20, std::memory_order_relaxed);
+  // More threads than cores: a spinning waiter takes the core from the thread it waits for. Past
+  // 4 workers per core, fewer rounds still: the thread waited for is running with odds of about
+  // cores / workers, and each round reads queues (a barrier of 128 threads on 2 cores cost 2.6x
+  // libgomp's time with 20 rounds each).
+  if (const int cores = static_cast<int>(bind_state->core_sets.size()); i + 1 > cores) {
+    rt.spin_rounds.store(std::max(2, std::min(20, 80 * cores / (i + 1))), std::memory_order_relaxed);
     rt.oversubscribed.store(true, std::memory_order_relaxed);
   }
   if (start_thread) start_thread_of(*raw);
