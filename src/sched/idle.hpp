@@ -76,6 +76,23 @@ class idle_park {
     sleepers_.fetch_sub(1, std::memory_order_relaxed);
   }
 
+  // As sleep, for a wait whose every waker makes the condition true with a seq_cst write and then
+  // calls wake(word) (a seq_cst exchange), never notify_work: a full fence on each side makes the
+  // Dekker pair, and the process-wide barrier is not needed. That barrier interrupts every core
+  // the process runs on; 1,000 members going back to the pool after each region paid 1,000 of
+  // them (the pool's waits, run_until.hpp: wait_until).
+  template <class Ready>
+  void sleep_woken_directly(std::atomic<std::uint32_t>& word, Ready&& ready, std::int64_t timeout_ns) {
+    word.store(1, std::memory_order_seq_cst);
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+#if !defined(__SANITIZE_THREAD__)  // no fences under ThreadSanitizer: the RMW above stands in
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+    if (!ready()) futex_wait(word, 1, timeout_ns);
+    word.store(0, std::memory_order_relaxed);
+    sleepers_.fetch_sub(1, std::memory_order_relaxed);
+  }
+
   // A worker that sleeps on another word while `word` holds `value` (a team barrier's generation,
   // which its last arrival wakes all at once) still counts as a sleeper of this park, so that a
   // producer's notify_work may wake one such sleeper for a core that idles (wake_one). Best

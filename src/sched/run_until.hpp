@@ -149,7 +149,7 @@ void wait_until(worker& w, Ready&& ready) {
       yield_core(w, false);
     } else {
       note_asleep(w, true);
-      instance->pool_park.sleep(w.sleep_word, ready, 0);
+      instance->pool_park.sleep_woken_directly(w.sleep_word, ready, 0);
       note_asleep(w, false);
     }
   }
