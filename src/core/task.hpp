@@ -71,24 +71,17 @@ enum task_flag : std::uint8_t {
 };
 
 struct alignas(64) task {
-  weft_task_fn fn;
-  task* parent;
-  task* mutex_group;               // mutexinoutset group node, or a mutex_list
-  std::atomic<std::int32_t> preds; // unresolved predecessors (plus a creation guard while linking)
+  // First line: what the producer writes when it links a later task to this one (successor slots,
+  // their count, the references the dependency domain holds) and what this task writes as a parent
+  // while its body creates children. Its predecessors' completers never write here (preds is in
+  // the second line): a producer linking to a task still waiting for its own predecessors used to
+  // fight their completers for this line, once per edge.
+  std::atomic<std::uint32_t> successors;  // slot count | successors_closed
+  std::atomic<std::int32_t> refs;  // execution + dependency domain
+  std::uint32_t domain_refs;       // producer only: how many access records name this task
   std::uint16_t priority;
   std::uint8_t flags;
   std::uint8_t mutexes_held;       // mutexinoutset groups acquired so far (in address order)
-  std::atomic<std::uint32_t> successors;  // slot count | successors_closed
-  std::atomic<std::int32_t> refs;  // execution + dependency domain
-  std::uint8_t door_bits;          // owned by the door that created the task (OpenMP: final)
-  std::uint8_t run_flags;          // run_held, run_tied, run_door_end
-  std::uint8_t graph_role;         // graph_owner / graph_instance (persistent graphs), else 0
-  std::uint8_t graph_array;        // an instance's array in its graph (fixed): no division on its paths
-  std::atomic<std::int32_t> holds; // body + bound events, while held
-  std::uint32_t domain_refs;       // producer only: how many access records name this task
-  std::uint16_t home;              // worker whose pool it came from (statistics, locality)
-  std::atomic<std::int16_t> waiter;  // undeferred: undeferred_ready once it may run, else -1
-  std::atomic<std::int64_t> pending;  // see body_running
   union {
     std::int64_t children_created;  // producer only (the thread running this task)
     task* next_waiter;              // while parked on a mutexinoutset group, before it runs
@@ -96,10 +89,6 @@ struct alignas(64) task {
   // Lazily: dependency domain, taskgroups, errors. A failing child may install it from another
   // worker (report_error), so every load that reads through it is acquire (free on x86).
   std::atomic<parent_state*> state;
-  successor_block* more_successors;
-  // In the second line with state and children_created: a producer creating children touches only
-  // this line of its own descriptor, while finishing children write pending in the first.
-  taskgroup* group;                // taskgroup this task is counted in, or null
   union {
     task* slot[inline_successors];  // successors (tasks made through a dependency domain)
     struct {                         // a persistent graph's instance: its edges are the graph's
@@ -110,6 +99,22 @@ struct alignas(64) task {
       std::int64_t round;
     } replay;
   };
+  // Second line: read when the task runs, and written by other workers: predecessors finishing
+  // (preds), children finishing (pending), events (holds).
+  weft_task_fn fn;
+  task* parent;
+  task* mutex_group;               // mutexinoutset group node, or a mutex_list
+  successor_block* more_successors;
+  taskgroup* group;                // taskgroup this task is counted in, or null
+  std::atomic<std::int32_t> preds; // unresolved predecessors (plus a creation guard while linking)
+  std::atomic<std::int32_t> holds; // body + bound events, while held
+  std::atomic<std::int64_t> pending;  // see body_running
+  std::uint8_t door_bits;          // owned by the door that created the task (OpenMP: final)
+  std::uint8_t run_flags;          // run_held, run_tied, run_door_end
+  std::uint8_t graph_role;         // graph_owner / graph_instance (persistent graphs), else 0
+  std::uint8_t graph_array;        // an instance's array in its graph (fixed): no division on its paths
+  std::uint16_t home;              // worker whose pool it came from (statistics, locality)
+  std::atomic<std::int16_t> waiter;  // undeferred: undeferred_ready once it may run, else -1
   alignas(16) unsigned char args[WEFT_INLINE_ARGS_SIZE];
 
   void* arguments() {
@@ -122,6 +127,7 @@ struct alignas(64) task {
   }
 };
 static_assert(sizeof(task) == task_size, "task descriptor must stay three cache lines");
+static_assert(offsetof(task, fn) == 64, "the linking fields and the counted ones must not share a line");
 
 // Overflow successor slots (appended in order). The first block of a chain also records the
 // chain's tail, so adding an edge to a task with thousands of successors stays O(1).
