@@ -77,11 +77,11 @@ struct alignas(64) task {
   // the second line): a producer linking to a task still waiting for its own predecessors used to
   // fight their completers for this line, once per edge.
   std::atomic<std::uint32_t> successors;  // slot count | successors_closed
-  std::atomic<std::int32_t> refs;  // execution + dependency domain
+  std::atomic<std::int32_t> refs;         // execution + dependency domain
   std::uint32_t domain_refs;       // producer only: how many access records name this task
   std::uint16_t priority;
   std::uint8_t flags;
-  std::uint8_t mutexes_held;       // mutexinoutset groups acquired so far (in address order)
+  std::uint8_t mutexes_held;  // mutexinoutset groups acquired so far (in address order)
   union {
     std::int64_t children_created;  // producer only (the thread running this task)
     task* next_waiter;              // while parked on a mutexinoutset group, before it runs
@@ -103,18 +103,18 @@ struct alignas(64) task {
   // (preds), children finishing (pending), events (holds).
   weft_task_fn fn;
   task* parent;
-  task* mutex_group;               // mutexinoutset group node, or a mutex_list
+  task* mutex_group;  // mutexinoutset group node, or a mutex_list
   successor_block* more_successors;
-  taskgroup* group;                // taskgroup this task is counted in, or null
-  std::atomic<std::int32_t> preds; // unresolved predecessors (plus a creation guard while linking)
-  std::atomic<std::int32_t> holds; // body + bound events, while held
+  taskgroup* group;                   // taskgroup this task is counted in, or null
+  std::atomic<std::int32_t> preds;    // unresolved predecessors (plus a creation guard while linking)
+  std::atomic<std::int32_t> holds;    // body + bound events, while held
   std::atomic<std::int64_t> pending;  // see body_running
-  std::uint8_t door_bits;          // owned by the door that created the task (OpenMP: final)
-  std::uint8_t run_flags;          // run_held, run_tied, run_door_end
-  std::uint8_t graph_role;         // graph_owner / graph_instance (persistent graphs), else 0
-  std::uint8_t graph_array;        // an instance's array in its graph (fixed): no division on its paths
-  std::uint16_t home;              // worker whose pool it came from (statistics, locality)
-  std::atomic<std::int16_t> waiter;  // undeferred: undeferred_ready once it may run, else -1
+  std::uint8_t door_bits;             // owned by the door that created the task (OpenMP: final)
+  std::uint8_t run_flags;             // run_held, run_tied, run_door_end
+  std::uint8_t graph_role;            // graph_owner / graph_instance (persistent graphs), else 0
+  std::uint8_t graph_array;           // an instance's array in its graph (fixed): no division on its paths
+  std::uint16_t home;                 // worker whose pool it came from (statistics, locality)
+  std::atomic<std::int16_t> waiter;   // undeferred: undeferred_ready once it may run, else -1
   alignas(16) unsigned char args[WEFT_INLINE_ARGS_SIZE];
 
   void* arguments() {
