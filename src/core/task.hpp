@@ -72,16 +72,19 @@ enum task_flag : std::uint8_t {
 
 struct alignas(64) task {
   // First line: what the producer writes when it links a later task to this one (successor slots,
-  // their count, the references the dependency domain holds) and what this task writes as a parent
-  // while its body creates children. Its predecessors' completers never write here (preds is in
-  // the second line): a producer linking to a task still waiting for its own predecessors used to
-  // fight their completers for this line, once per edge.
+  // their count, the references the dependency domain holds), and what this task reads and writes
+  // as a parent while its body creates children (its flags, door bits, graph role, children count,
+  // state). Other workers' counts live in the second line: predecessors' completers decrement
+  // preds, and finishing children pending. When they shared this line, a producer linking to a
+  // task still waiting for its predecessors fought their completers for it once per edge, and a
+  // parent creating a child missed on its own final bit after each batch of finished children.
   std::atomic<std::uint32_t> successors;  // slot count | successors_closed
   std::atomic<std::int32_t> refs;         // execution + dependency domain
-  std::uint32_t domain_refs;       // producer only: how many access records name this task
-  std::uint16_t priority;
+  std::uint32_t domain_refs;              // producer only: how many access records name this task
   std::uint8_t flags;
-  std::uint8_t mutexes_held;  // mutexinoutset groups acquired so far (in address order)
+  std::uint8_t door_bits;   // owned by the door that created the task (OpenMP: final)
+  std::uint8_t run_flags;   // run_held, run_tied, run_door_end
+  std::uint8_t graph_role;  // graph_owner / graph_instance (persistent graphs), else 0
   union {
     std::int64_t children_created;  // producer only (the thread running this task)
     task* next_waiter;              // while parked on a mutexinoutset group, before it runs
@@ -100,7 +103,7 @@ struct alignas(64) task {
     } replay;
   };
   // Second line: read when the task runs, and written by other workers: predecessors finishing
-  // (preds), children finishing (pending), events (holds).
+  // (preds), children finishing (pending), events (holds), mutexinoutset holders (mutexes_held).
   weft_task_fn fn;
   task* parent;
   task* mutex_group;  // mutexinoutset group node, or a mutex_list
@@ -109,10 +112,9 @@ struct alignas(64) task {
   std::atomic<std::int32_t> preds;    // unresolved predecessors (plus a creation guard while linking)
   std::atomic<std::int32_t> holds;    // body + bound events, while held
   std::atomic<std::int64_t> pending;  // see body_running
-  std::uint8_t door_bits;             // owned by the door that created the task (OpenMP: final)
-  std::uint8_t run_flags;             // run_held, run_tied, run_door_end
-  std::uint8_t graph_role;            // graph_owner / graph_instance (persistent graphs), else 0
-  std::uint8_t graph_array;           // an instance's array in its graph (fixed): no division on its paths
+  std::uint16_t priority;
+  std::uint8_t mutexes_held;  // mutexinoutset groups acquired so far (in address order)
+  std::uint8_t graph_array;   // an instance's array in its graph (fixed): no division on its paths
   std::uint16_t home;                 // worker whose pool it came from (statistics, locality)
   std::atomic<std::int16_t> waiter;   // undeferred: undeferred_ready once it may run, else -1
   alignas(16) unsigned char args[WEFT_INLINE_ARGS_SIZE];
