@@ -113,8 +113,8 @@ struct alignas(64) task {
   std::atomic<std::int32_t> holds;    // body + bound events, while held
   std::atomic<std::int64_t> pending;  // see body_running
   std::uint16_t priority;
-  std::uint8_t mutexes_held;  // mutexinoutset groups acquired so far (in address order)
-  std::uint8_t graph_array;   // an instance's array in its graph (fixed): no division on its paths
+  std::uint8_t mutexes_held;          // mutexinoutset groups acquired so far (in address order)
+  std::uint8_t graph_array;           // an instance's array in its graph (fixed): no division on its paths
   std::uint16_t home;                 // worker whose pool it came from (statistics, locality)
   std::atomic<std::int16_t> waiter;   // undeferred: undeferred_ready once it may run, else -1
   alignas(16) unsigned char args[WEFT_INLINE_ARGS_SIZE];
