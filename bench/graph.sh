@@ -289,6 +289,8 @@ meta=(
   "runs: REPS=$REPS interleaved (each rep runs every row once), TIMEOUT=${TIMEOUT}s, THREADS=$THREADS$(((quick)) && echo ', --quick (small sizes: not a measurement)')"
   "raw runs: $(basename "$csv")"
 )
+trip=$(bench_line_trip)
+[ -n "$trip" ] && meta+=("$trip (at the end of the run)")
 summary_args=()
 for m in "${meta[@]}"; do summary_args+=(--meta "$m"); done
 for n in "${notes[@]}"; do summary_args+=(--note "$n"); done

@@ -81,7 +81,18 @@ bench_meta() {
   echo "date: $(date -Iseconds)"
   echo "machine: $(uname -srm), $(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc) cores, $(LC_ALL=C lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n 1)"
   echo "compiler: $(gcc --version 2>/dev/null | head -n 1)"
+  bench_line_trip
   echo "weft: $(git -C "$bench_root" rev-parse --short HEAD 2>/dev/null || echo 'no commit')$(git -C "$bench_root" diff --quiet HEAD 2>/dev/null || echo ' (working tree modified)')"
+}
+
+# The host's cache-line round trip between two cores now (bench/micro/line_trip.c), when built: a
+# VM's phases move every 2-thread figure with it, so a report says which phase it saw, at its start
+# and (scripts call this again) at its end.
+bench_line_trip() {
+  local tool
+  tool=$(find "${BUILD_DIR:-$bench_root/build-rel}" -name line_trip -type f -perm -u+x -print -quit 2>/dev/null)
+  [ -n "$tool" ] && echo "core-to-core: $("$tool" | sed 's/line_trip_ns=//') ns per line round trip"
+  return 0
 }
 
 # A Python with matplotlib when there is one (the setup's .venv sees the system's), else python3.

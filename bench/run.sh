@@ -232,6 +232,8 @@ meta=(
   "runs: REPS=$REPS, TIMEOUT=${TIMEOUT}s, THREADS=$THREADS$(((quick)) && echo ', --quick (tiny sizes: not a measurement)')$(((VERIFY)) && echo ', VERIFY=1')"
   "raw runs: $(basename "$csv")"
 )
+trip=$(bench_line_trip)
+[ -n "$trip" ] && meta+=("$trip (at the end of the run)")
 summary_args=()
 for m in "${meta[@]}"; do summary_args+=(--meta "$m"); done
 for n in "${notes[@]}"; do summary_args+=(--note "$n"); done

@@ -262,6 +262,8 @@ meta=(
   "load average at start / end: $load_start / $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
   "raw runs: $(basename "$csv")"
 )
+trip=$(bench_line_trip)
+[ -n "$trip" ] && meta+=("$trip (at the end of the run)")
 summary_args=()
 for m in "${meta[@]}"; do summary_args+=(--meta "$m"); done
 for n in "${notes[@]}"; do summary_args+=(--note "$n"); done
