@@ -341,6 +341,9 @@ std::string current_affinity_format();  // affinity-format-var now (omp_set_affi
 struct loop_spec {
   int kind;  // sched_kind after resolving runtime/auto
   bool ordered;
+  // Each call hands out one item whatever the team (sections: the ABI returns a section number, not
+  // a range), and a doacross loop keeps its chunks; otherwise a team of one takes the whole range.
+  bool itemwise;
   std::uint64_t total;
   std::uint64_t chunk;
   long start, incr;
