@@ -45,7 +45,8 @@ static int one_loop(int k, long* covered, long* largest) {
   *covered = 0;
   *largest = 0;
   for (bool more = kinds[k].start(3, 1003, 2, 7, &s, &e); more; more = kinds[k].next(&s, &e)) {
-    CHECK(s >= 3 && e <= 1003 && s < e && (s - 3) % 2 == 0, "%s: chunk [%ld, %ld) out of the loop", kinds[k].name, s, e);
+    CHECK(s >= 3 && e <= 1003 && s < e && (s - 3) % 2 == 0, "%s: chunk [%ld, %ld) out of the loop", kinds[k].name, s,
+          e);
     long n = (e - s + 1) / 2;
     *covered += n;
     if (n > *largest) *largest = n;
