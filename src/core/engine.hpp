@@ -260,6 +260,11 @@ void yield_core(worker& w, bool looking);
 // Around a sleep in a wait: w's bound core has one worker fewer awake (runtime::awake_on_core).
 void note_asleep(const worker& w, bool asleep);
 bool yields_stall(const worker& w);
+// A bound worker about to sleep until one particular thread has run, while yields stall: on its
+// own core it would wake behind the busy process holding it, so it may run on every CPU of the
+// process until settle_worker binds it again (its calling thread only; nothing when unbound).
+void float_worker(worker& w);
+void settle_worker(worker& w);
 bool work_visible(const gang& g);  // ready tasks in g's queues or priority lanes
 // Called by a producer before it creates a task: the bounds are looked at out of line, every
 // throttle_interval creations or when the local buffer is full.

@@ -258,6 +258,7 @@ struct alignas(64) worker {
   std::uint64_t ticket_seq = 0;
   std::int64_t yields_stall_until = 0;  // steady-clock ns: waits sleep rather than yield until then
   int core_slot = -1;                   // the core (index in the process's cores) it is bound to, or -1
+  bool floating = false;                // bound, but let onto every CPU of the process (float_worker)
   task root;           // implicit task of this worker's thread
   pthread_t thread{};  // started by the runtime when has_thread (not for adopted threads)
   bool has_thread = false;

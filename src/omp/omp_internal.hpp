@@ -88,7 +88,8 @@ struct alignas(64) workshare {
   long start = 0, incr = 1;  // signed space: iteration i is start + i*incr
   unsigned long long ustart = 0, uincr = 1;
   alignas(64) std::atomic<std::uint64_t> next{0};  // dynamic/guided: first logical iteration not handed out
-  std::atomic<std::int64_t> ordered_turn{0};       // ticket allowed into ordered regions
+  std::atomic<std::uint64_t> ordered_turn{0};      // ticket allowed into ordered regions
+  std::atomic<std::uint32_t> sleepers{0};          // members asleep in wait_reaches on a counter of this
   std::atomic<bool> grab_lock{false};              // ordered loops: chunk and ticket taken together
   std::int64_t tickets = 0;
   std::atomic<bool> cancelled{false};
@@ -151,6 +152,11 @@ struct alignas(64) member {
   std::uint64_t ws_index = 0;
   std::uint64_t static_round = 0;  // static schedule: chunks this thread took so far
   std::int64_t ticket = -1;        // ordered: ticket of the chunk held, -1 none
+  // Asleep in an ordered or doacross wait (more threads than cores): the counter and the value it
+  // waits for, and the word it sleeps on (worksharing.cpp, wait_reaches and wake_reached).
+  std::atomic<const std::atomic<std::uint64_t>*> wait_counter{nullptr};
+  std::atomic<std::uint64_t> wait_value{0};
+  std::atomic<std::uint32_t> wait_word{0};
   // Saved on entry, restored on exit.
   task* saved_current = nullptr;
   core::gang* saved_crew = nullptr;

@@ -445,6 +445,17 @@ bool yields_stall(const worker& w) {
   return w.yields_stall_until != 0 && steady_ns() < w.yields_stall_until;
 }
 
+void float_worker(worker& w) {
+  if (w.floating || w.core_slot < 0 || !bind_state) return;
+  w.floating = sched::bind_calling_thread(bind_state->original);
+}
+
+void settle_worker(worker& w) {
+  if (!w.floating) return;
+  w.floating = false;
+  if (const sched::cpu_mask* core = core_for(w.id)) sched::bind_calling_thread(*core);
+}
+
 void yield_core(worker& w, bool looking) {
   std::int64_t before = steady_ns();
   if (looking) w.crew->park.yield_looking();
