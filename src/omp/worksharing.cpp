@@ -169,7 +169,8 @@ void wait_reaches(member& m, workshare& ws, const std::atomic<std::uint64_t>& co
   std::int64_t since = 0;
   while (counter.load(std::memory_order_acquire) < value) {
     worker& w = self();
-    if (spins < 64 || waits_must_yield() || !w.crew || !core::instance->oversubscribed.load(std::memory_order_relaxed)) {
+    if (spins < 64 || waits_must_yield() || !w.crew ||
+        !core::instance->oversubscribed.load(std::memory_order_relaxed)) {
       relax(spins);
       continue;
     }

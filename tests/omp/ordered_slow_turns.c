@@ -21,19 +21,20 @@ static int next_slot;
 
 static void check_order(const char* what, int round) {
   CHECK(next_slot == N, "%s, round %d: %d ordered regions ran of %d", what, round, next_slot, N);
-  for (int i = 0; i < N; ++i) CHECK(order[i] == i, "%s, round %d: position %d holds iteration %d", what, round, i, order[i]);
+  for (int i = 0; i < N; ++i)
+    CHECK(order[i] == i, "%s, round %d: position %d holds iteration %d", what, round, i, order[i]);
 }
 
-#define ORDERED_LOOP(what, sched)                                      \
-  for (int round = 0; round < 3; ++round) {                           \
-    next_slot = 0;                                                     \
-    _Pragma("omp parallel") {                                          \
-      _Pragma(sched) for (int i = 0; i < N; ++i) {                     \
-        if (i == SLOW) nap_ms(20);                                     \
-        _Pragma("omp ordered") order[next_slot++] = i;                 \
-      }                                                                \
-    }                                                                  \
-    check_order(what, round);                                          \
+#define ORDERED_LOOP(what, sched)                      \
+  for (int round = 0; round < 3; ++round) {            \
+    next_slot = 0;                                     \
+    _Pragma("omp parallel") {                          \
+      _Pragma(sched) for (int i = 0; i < N; ++i) {     \
+        if (i == SLOW) nap_ms(20);                     \
+        _Pragma("omp ordered") order[next_slot++] = i; \
+      }                                                \
+    }                                                  \
+    check_order(what, round);                          \
   }
 
 int main(void) {
