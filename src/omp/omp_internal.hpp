@@ -90,6 +90,7 @@ struct alignas(64) workshare {
   alignas(64) std::atomic<std::uint64_t> next{0};  // dynamic/guided: first logical iteration not handed out
   std::atomic<std::uint64_t> ordered_turn{0};      // ticket allowed into ordered regions
   std::atomic<std::uint32_t> sleepers{0};          // members asleep in wait_reaches on a counter of this
+  std::atomic<bool> slow_turns{false};             // a wait_reaches of this construct lasted slow_wait_ns
   std::atomic<bool> grab_lock{false};              // ordered loops: chunk and ticket taken together
   std::int64_t tickets = 0;
   std::atomic<bool> cancelled{false};

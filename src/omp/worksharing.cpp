@@ -146,6 +146,7 @@ void setup(workshare& ws, const loop_spec& s, int team_size) {
   ws.uincr = s.uincr;
   ws.next.store(0, std::memory_order_relaxed);
   ws.ordered_turn.store(0, std::memory_order_relaxed);
+  ws.slow_turns.store(false, std::memory_order_relaxed);
   ws.tickets = 0;
   ws.cancelled.store(false, std::memory_order_relaxed);
   ws.copy = nullptr;
@@ -159,12 +160,15 @@ void setup(workshare& ws, const loop_spec& s, int team_size) {
 // process the bound member waited for sits behind that process on its core, and yields only pass
 // the other cores around: the same loop ran past 30 s (the OpenMP validation suite's
 // omp_for_collapse, run two at a time; libgomp 1.7 s: its waiters sleep, and nothing is bound).
-// So a wait that has lasted slow_wait_ns sleeps on its own word, and its worker may run on every
-// CPU of the process until the loop ends (end_loop); whoever moves a counter wakes the sleepers it
-// satisfied.
+// So a wait that has lasted slow_wait_ns sleeps on its own word, and the construct's members may
+// run on every CPU of the process from their next turn on (settle_after); whoever moves a counter
+// wakes the sleepers it satisfied.
 constexpr std::int64_t slow_wait_ns = 50'000;
 
 void wait_reaches(member& m, workshare& ws, const std::atomic<std::uint64_t>& counter, std::uint64_t value) {
+  // Once one wait of the construct was slow, every member floats at its next turn: a member waited
+  // for that is still bound sits behind the busy process until it gets a turn of the core.
+  if (ws.slow_turns.load(std::memory_order_relaxed)) core::float_worker(self());
   int spins = 0;
   std::int64_t since = 0;
   while (counter.load(std::memory_order_acquire) < value) {
@@ -182,6 +186,7 @@ void wait_reaches(member& m, workshare& ws, const std::atomic<std::uint64_t>& co
       sched_yield();
       continue;
     }
+    ws.slow_turns.store(true, std::memory_order_relaxed);
     core::float_worker(w);
     m.wait_value.store(value, std::memory_order_relaxed);
     m.wait_counter.store(&counter, std::memory_order_relaxed);
@@ -322,19 +327,25 @@ bool start_loop_extras(const loop_spec& s, long* istart, long* iend, std::uintpt
   return first_chunk_signed(m, istart, iend);
 }
 
+// A worker floated by slow ordered or doacross waits (wait_reaches) stays floating while the loops
+// it meets stay slow, and is bound again after one that was not.
+void settle_after(member& m) {
+  if (m.ws && !m.ws->slow_turns.load(std::memory_order_relaxed)) core::settle_worker(self());
+}
+
 void end_loop(bool wait) {
   member& m = current();
   pass_turn(m);
+  settle_after(m);
   leave_workshare(m);
-  core::settle_worker(self());  // floated in an ordered or doacross wait (wait_reaches)
   if (wait) barrier(self(), m);
 }
 
 bool end_loop_cancel() {
   member& m = current();
   pass_turn(m);
+  settle_after(m);
   leave_workshare(m);
-  core::settle_worker(self());
   return cancellable_barrier(self(), m);
 }
 
