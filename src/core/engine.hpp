@@ -260,6 +260,7 @@ void yield_core(worker& w, bool looking);
 // Around a sleep in a wait: w's bound core has one worker fewer awake (runtime::awake_on_core).
 void note_asleep(const worker& w, bool asleep);
 bool yields_stall(const worker& w);
+std::int64_t steady_ns();  // the steady clock, in ns
 // A bound worker about to sleep until one particular thread has run, while yields stall: on its
 // own core it would wake behind the busy process holding it, so it may run on every CPU of the
 // process until settle_worker binds it again (its calling thread only; nothing when unbound).

@@ -11,7 +11,6 @@
 // and a member passes the turn on when it moves past its chunk.
 #include <sched.h>
 
-#include <chrono>
 #include <cstdarg>
 #include <cstdlib>
 #include <cstring>
@@ -178,9 +177,7 @@ void wait_reaches(member& m, workshare& ws, const std::atomic<std::uint64_t>& co
       relax(spins);
       continue;
     }
-    const std::int64_t now =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-            .count();
+    const std::int64_t now = core::steady_ns();
     if (since == 0) since = now;
     if (now - since < slow_wait_ns) {
       sched_yield();

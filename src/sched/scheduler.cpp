@@ -430,11 +430,12 @@ void taskyield(worker& w) {
       w, [](void*) { return true; }, nullptr, fiber::wait_kind::yield);
 }
 
-namespace {
 std::int64_t steady_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
+
+namespace {
 // A yield to an idle peer thread returns within microseconds; one that took longer than this
 // ran another thread for a time slice. Waits then sleep rather than yield for yield_stall_ns.
 constexpr std::int64_t yield_stalled_ns = 500'000;
