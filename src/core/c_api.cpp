@@ -120,7 +120,8 @@ int weft_task_depend(weft_task_t* handle, weft_dep_type type, const void* addr, 
   task* t = task_of(handle);
   worker* w = current_worker;
   if (!w) return fail(WEFT_ERR_NOT_A_WORKER);
-  return add_access(*w, t, addr, type);  // every path of it a tail call: no frame here
+  int status = add_access(*w, t, addr, type);
+  return status == WEFT_OK ? WEFT_OK : fail(status);  // out of memory for the list: t is unchanged
 }
 
 int weft_task_set_label(weft_task_t* handle, const char* label) {
@@ -297,7 +298,11 @@ weft_task_t* weft_task_create_recorded(const weft_recorded_task_t* r) {
       fail(WEFT_ERR_INVALID_ARGUMENT);
       return nullptr;
     }
-    add_access(*current_worker, t, a.address, static_cast<weft_dep_type>(a.type));
+    if (int status = add_access(*current_worker, t, a.address, static_cast<weft_dep_type>(a.type))) {
+      weft_task_discard(handle);
+      fail(status);
+      return nullptr;
+    }
   }
   return handle;
 }
@@ -336,7 +341,9 @@ weft_event_t* weft_event_create(unsigned count) {
     fail(status);
     return nullptr;
   }
-  return reinterpret_cast<weft_event_t*>(weft::fiber::create_event(*w, static_cast<std::int32_t>(count)));
+  weft::fiber::event* e = weft::fiber::create_event(*w, static_cast<std::int32_t>(count));
+  if (!e) fail(WEFT_ERR_OUT_OF_MEMORY);
+  return reinterpret_cast<weft_event_t*>(e);
 }
 
 int weft_event_fulfill(weft_event_t* e) {

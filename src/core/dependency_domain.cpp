@@ -23,6 +23,7 @@ void release_hold(worker& w, task* t) {
   successor_block* b;
   if (index == 0) {
     b = static_cast<successor_block*>(w.successor_cache.allocate());
+    if (!b) out_of_memory("successor slots", sizeof(successor_block));
     b->next = nullptr;
     b->tail = b;
     pred->more_successors = b;
@@ -34,6 +35,7 @@ void release_hold(worker& w, task* t) {
       // linking a block for a slot whose edge then gets pruned is harmless; blocks are freed
       // with the task.
       successor_block* nb = static_cast<successor_block*>(w.successor_cache.allocate());
+      if (!nb) out_of_memory("successor slots", sizeof(successor_block));
       nb->next = nullptr;
       b->next = nb;
       first->tail = nb;
@@ -251,7 +253,7 @@ void dependency_domain::push_member_slow(worker& w, access_record& r, task* t) {
   if (kept * 2 > r.capacity) {
     std::uint32_t capacity = r.capacity * 2;
     auto** grown = static_cast<task**>(std::malloc(capacity * sizeof(task*)));
-    if (!grown) throw std::bad_alloc();
+    if (!grown) out_of_memory("a dependence record's list of readers", capacity * sizeof(task*));
     std::memcpy(grown, m, kept * sizeof(task*));
     std::free(r.spilled);
     r.spilled = grown;

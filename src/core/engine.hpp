@@ -51,6 +51,23 @@ inline weft_task_t* public_handle(task* t) {
                                         static_cast<std::uintptr_t>(t->domain_refs) << handle_stamp_shift);
 }
 
+// --- running out of memory (core/out_of_memory.cpp) ------------------------------------------
+// An allocation fails in one of two ways. Where a call can refuse (a task, an event, a taskgroup
+// or an access asked for through the C API), it returns WEFT_ERR_OUT_OF_MEMORY and the runtime
+// stays as it was; the OpenMP door then aborts naming the construct, as libgomp does. Where no
+// caller can be told (a dependence node, successor slots, a queue growing), out_of_memory ends the
+// process with a message that says what was being allocated.
+[[noreturn]] void out_of_memory(const char* what, std::size_t bytes);
+// Inside libweft.so, which carries a C++ runtime of its own, a failed operator new ends the process
+// the same way (from the library's load on), unless a recoverable_allocation is alive on the
+// thread: then it throws std::bad_alloc for the caller to turn into WEFT_ERR_OUT_OF_MEMORY.
+struct recoverable_allocation {
+  recoverable_allocation();
+  ~recoverable_allocation();
+  recoverable_allocation(const recoverable_allocation&) = delete;
+  recoverable_allocation& operator=(const recoverable_allocation&) = delete;
+};
+
 // --- task life cycle (core/task_lifecycle.cpp) ------------------------------------------------
 // A descriptor from the worker's pool. Null when out of memory, or when a persistent graph refuses
 // the task (w.refused says WEFT_ERR_GRAPH_CHANGED then).
@@ -82,10 +99,11 @@ inline bool match_recorded(task* t, const void* address, weft_dep_type type) {
   return false;
 }
 // add_access's rare cases, out of line: an instance's access that differs from its recording, a
-// full list. It returns WEFT_OK so that callers reach it as a tail call, and so need no frame.
+// full list (WEFT_ERR_OUT_OF_MEMORY when it cannot grow; the task is then unchanged).
 int add_access_rare(worker& w, task* t, const void* address, weft_dep_type type);
 // Declares an access of t (not yet submitted). A replayed task's accesses are checked against the
-// recording as they come; other accesses are gathered for submit. Returns WEFT_OK.
+// recording as they come; other accesses are gathered for submit. Returns WEFT_OK, or
+// WEFT_ERR_OUT_OF_MEMORY (see add_access_rare).
 inline int add_access(worker& w, task* t, const void* address, weft_dep_type type) {
   if (__builtin_expect(t->graph_role == graph_instance, 0)) {
     if (match_recorded(t, address, type)) [[likely]]

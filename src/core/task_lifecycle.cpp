@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include "core/dependency_domain.hpp"
 #include "core/engine.hpp"
@@ -311,8 +312,7 @@ void attach_group(worker&, task* t, task* group) {
   int n = group_count(t);
   auto* list = static_cast<mutex_list*>(std::malloc(sizeof(mutex_list) + n * sizeof(task*)));
   if (!list) {
-    std::fprintf(stderr, "weft: out of memory in weft_task_submit (mutexinoutset list)\n");
-    std::abort();
+    out_of_memory("a task's list of mutexinoutset groups", sizeof(mutex_list) + n * sizeof(task*));
   }
   list->count = n + 1;
   for (int i = 0; i < n; ++i) list->group[i] = group_at(t, i);
@@ -381,11 +381,16 @@ void attach_mutex_group(worker& w, task* t, task* group) {
 
 task* allocate_plain(worker& w, weft_task_fn fn, std::size_t args_size, unsigned flags) {
   task* t = static_cast<task*>(w.task_cache.allocate());
+  if (!t) [[unlikely]] {
+    w.refused = 0;  // out of memory, not a graph's refusal
+    return nullptr;
+  }
   init_descriptor(w, t, fn, (flags & WEFT_TASK_UNDEFERRED) ? flag_undeferred : 0);
   if (args_size > WEFT_INLINE_ARGS_SIZE) {
     void* block = std::aligned_alloc(16, (args_size + 15) & ~std::size_t{15});
     if (!block) {
       w.task_cache.release(t);
+      w.refused = 0;
       return nullptr;
     }
     std::memcpy(t->args, &block, sizeof block);
@@ -428,6 +433,8 @@ void trace_busy_event(worker& w) {
 
 task* allocate_node(worker& w, std::uint8_t flags) {
   task* t = static_cast<task*>(w.task_cache.allocate());
+  if (!t) [[unlikely]]
+    out_of_memory("a dependence node (a task descriptor)", task_size);
   init_descriptor(w, t, nullptr, flags);
   if (flags & flag_mutex_group) t->pending.store(0, std::memory_order_relaxed);
   worker_counters::bump(w.counters.redirect_nodes);
@@ -470,7 +477,14 @@ void predecessors_done(worker& w, task* t, bool may_run_next) {
 int add_access_rare(worker& w, task* t, const void* address, weft_dep_type type) {
   if (t->graph_role == graph_instance) graph_access_differs(w, t);  // listed from now on
   auto& list = w.accesses;
-  if (list.size() == list.capacity()) list.reserve(2 * list.capacity() + 16);
+  if (list.size() == list.capacity()) {
+    try {
+      recoverable_allocation refusable;
+      list.reserve(2 * list.capacity() + 16);
+    } catch (const std::bad_alloc&) {
+      return WEFT_ERR_OUT_OF_MEMORY;  // the task is as it was: the caller may discard it
+    }
+  }
   list.push_back({t, address, type});
   return WEFT_OK;
 }
@@ -783,6 +797,8 @@ int taskwait(worker& w) {
 int taskgroup_begin(worker& w) {
   parent_state& ps = state_of(w, w.current);
   auto* g = static_cast<taskgroup*>(w.group_cache.allocate());
+  if (!g) [[unlikely]]
+    out_of_memory("a taskgroup", sizeof(taskgroup));
   g->pending.store(0, std::memory_order_relaxed);
   g->outer = ps.current_group;
   g->waiting_context.store(nullptr, std::memory_order_relaxed);

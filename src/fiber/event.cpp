@@ -95,6 +95,7 @@ void complete(event* e, bool signal_safe) {
 
 event* create_event(core::worker& w, std::int32_t count, bool keep) {
   auto* e = static_cast<event*>(w.event_cache.allocate());
+  if (!e) return nullptr;
   e->count.store(count, std::memory_order_relaxed);
   e->refs.store(keep ? 2 : 1, std::memory_order_relaxed);
   e->generation.store(e->generation.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);

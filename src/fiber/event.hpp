@@ -41,7 +41,7 @@ struct alignas(64) event {
 static_assert(sizeof(event) == 64);
 
 // keep: the creator holds a reference (released by destroy_event); otherwise the event is freed
-// once fulfilled.
+// once fulfilled. Null when out of memory.
 event* create_event(core::worker& w, std::int32_t count, bool keep = true);
 // 0 on success, else a weft_status. signal_safe: only lock-free steps here, the rest deferred.
 int fulfil_event(event* e, bool signal_safe);

@@ -92,7 +92,7 @@ weft_dep_type depobj_type(std::uintptr_t kind) {
 
 void access(worker& w, task* t, void* address, weft_dep_type type) {
   if (!address) null_depend();
-  core::add_access(w, t, address, type);
+  if (core::add_access(w, t, address, type) == WEFT_ERR_OUT_OF_MEMORY) fatal("GOMP_task: out of memory for a depend clause");
 }
 
 // A replayed task whose depend array (gcc's first format: out/inout addresses, then in ones) lists
@@ -192,6 +192,7 @@ __attribute__((noinline)) void run_included(worker& w, void (*fn)(void*), void* 
   task local;
   const bool shared = w.crew && w.crew->size() > 1;
   task* frame = shared ? static_cast<task*>(w.task_cache.allocate()) : &local;
+  if (!frame) fatal("GOMP_task: out of memory for an included task's descriptor");
   core::begin_frame(frame, w.current, innermost_group(w));
   frame->door_bits = final ? door_final | door_own_icvs : door_own_icvs;
   task* saved = w.current;
@@ -312,6 +313,7 @@ inline void copy_arguments(char* dst, const char* src, std::size_t n) {
     // The task's completion waits for the event; the event is freed once fulfilled (an undeferred
     // task's creator keeps it until it has seen the fulfilment).
     ev = fiber::create_event(w, 1, undeferred);
+    if (!ev) fatal("GOMP_task: out of memory for a detached task's event");
     std::uintptr_t handle = handle_of(ev);
     std::memcpy(r.detach, &handle, sizeof handle);
     std::memcpy(r.data, &handle, sizeof handle);  // gcc puts the task's copy of the event first

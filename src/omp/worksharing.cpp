@@ -109,6 +109,7 @@ void start_extras(member& m, workshare& ws, std::uintptr_t* reductions, void** m
   if (mem) {
     std::size_t bytes = reinterpret_cast<std::uintptr_t>(*mem);
     ws.mem = std::calloc(1, bytes ? bytes : 1);
+    if (!ws.mem) fatal("GOMP_loop_start: out of memory for the construct's scratch memory");
   }
   if (reductions) {
     worker& w = self();

@@ -9,7 +9,6 @@
 #include <cstddef>
 #include <cstdlib>
 #include <mutex>
-#include <new>
 #include <vector>
 
 namespace weft::sched {
@@ -58,10 +57,11 @@ class block_depot {
     }
     return false;
   }
-  // Fresh blocks, linked; throws std::bad_alloc when the system has no memory left.
+  // Fresh blocks, linked; null when the system has no memory left (the caller decides whether
+  // that refuses a request or ends the process).
   void* new_slab(std::size_t count) {
     void* slab = std::aligned_alloc(64, block_size_ * count);
-    if (!slab) throw std::bad_alloc();
+    if (!slab) return nullptr;
     {
       std::lock_guard<std::mutex> g(lock_);
       slabs_.push_back(slab);
@@ -98,8 +98,10 @@ class block_cache {
   block_cache(const block_cache&) = delete;
   block_cache& operator=(const block_cache&) = delete;
 
+  // A block, or null when no memory is left for a fresh slab.
   void* allocate() {
-    if (!head_) refill();
+    if (!head_ && !refill()) [[unlikely]]
+      return nullptr;
     void* b = head_;
     head_ = *static_cast<void**>(b);
     --count_;
@@ -117,14 +119,12 @@ class block_cache {
   }
 
  private:
-  void refill() {
+  bool refill() {
     head_ = depot_.take_batch();
-    if (head_) {
-      count_ = depot_.batch();
-    } else {
-      head_ = depot_.new_slab(depot_.batch());
-      count_ = depot_.batch();
-    }
+    if (!head_) head_ = depot_.new_slab(depot_.batch());
+    if (!head_) return false;
+    count_ = depot_.batch();
+    return true;
   }
   // Hands `batch` blocks to the depot so that a producer can reuse them (if the depot is full,
   // they stay here).

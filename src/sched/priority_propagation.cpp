@@ -49,12 +49,8 @@ struct record {
 static_assert(sizeof(record) <= core::propagation_record_bytes);
 
 record* make_record(worker& w, std::uint8_t kind, task* subject) {
-  void* block;
-  try {
-    block = w.record_cache.allocate();
-  } catch (const std::bad_alloc&) {
-    return nullptr;
-  }
+  void* block = w.record_cache.allocate();
+  if (!block) return nullptr;
   auto* r = static_cast<record*>(block);
   r->next = nullptr;
   r->subject = subject;
