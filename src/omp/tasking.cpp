@@ -92,7 +92,8 @@ weft_dep_type depobj_type(std::uintptr_t kind) {
 
 void access(worker& w, task* t, void* address, weft_dep_type type) {
   if (!address) null_depend();
-  if (core::add_access(w, t, address, type) == WEFT_ERR_OUT_OF_MEMORY) fatal("GOMP_task: out of memory for a depend clause");
+  if (core::add_access(w, t, address, type) == WEFT_ERR_OUT_OF_MEMORY)
+    fatal("GOMP_task: out of memory for a depend clause");
 }
 
 // A replayed task whose depend array (gcc's first format: out/inout addresses, then in ones) lists

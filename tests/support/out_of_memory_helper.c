@@ -29,10 +29,10 @@
 #endif
 
 /* --- failing allocations: these definitions take the place of libc's for the whole process ------ */
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void *__libc_memalign(size_t, size_t);
+extern void* __libc_malloc(size_t);
+extern void* __libc_calloc(size_t, size_t);
+extern void* __libc_realloc(void*, size_t);
+extern void* __libc_memalign(size_t, size_t);
 
 static atomic_long allocations;
 static long fail_at = -1;
@@ -44,44 +44,46 @@ static int fails(void) {
   long n = atomic_fetch_add(&allocations, 1) + 1;
   return from_then_on ? n >= fail_at : n == fail_at;
 }
-void *malloc(size_t n) {
+void* malloc(size_t n) {
   if (fails()) return errno = ENOMEM, NULL;
   return __libc_malloc(n);
 }
-void *calloc(size_t count, size_t n) {
+void* calloc(size_t count, size_t n) {
   if (fails()) return errno = ENOMEM, NULL;
   return __libc_calloc(count, n);
 }
-void *realloc(void *p, size_t n) {
+void* realloc(void* p, size_t n) {
   if (fails()) return errno = ENOMEM, NULL;
   return __libc_realloc(p, n);
 }
-void *aligned_alloc(size_t align, size_t n) {
+void* aligned_alloc(size_t align, size_t n) {
   if (fails()) return errno = ENOMEM, NULL;
   return __libc_memalign(align, n);
 }
-void *memalign(size_t align, size_t n) {
+void* memalign(size_t align, size_t n) {
   if (fails()) return errno = ENOMEM, NULL;
   return __libc_memalign(align, n);
 }
-int posix_memalign(void **out, size_t align, size_t n) {
+int posix_memalign(void** out, size_t align, size_t n) {
   if (fails()) return ENOMEM;
-  void *p = __libc_memalign(align, n);
+  void* p = __libc_memalign(align, n);
   if (!p) return ENOMEM;
   *out = p;
   return 0;
 }
-void *mmap(void *addr, size_t length, int prot, int flags, int fd, off_t offset) {
+void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
   if (fails()) return errno = ENOMEM, MAP_FAILED;
-  return (void *)syscall(SYS_mmap, addr, length, prot, flags, fd, offset);
+  return (void*)syscall(SYS_mmap, addr, length, prot, flags, fd, offset);
 }
 
 static void arm_from_environment(void) {
-  const char *at = getenv("WEFT_TEST_FAIL_ALLOCATION");
+  const char* at = getenv("WEFT_TEST_FAIL_ALLOCATION");
   if (at) fail_at = atol(at);
   from_then_on = getenv("WEFT_TEST_FAIL_FROM_THEN_ON") != NULL;
 }
-static void disarm(void) { atomic_store(&armed, 0); }
+static void disarm(void) {
+  atomic_store(&armed, 0);
+}
 
 /* --- the work: a 1-D stencil of dependent tasks checked against a sequential sweep ------------- */
 #define WIDTH 32
@@ -89,7 +91,7 @@ static void disarm(void) { atomic_store(&armed, 0); }
 static double field[2][WIDTH], reference[2][WIDTH];
 
 static void cell_update(double (*f)[WIDTH], int step, int j) {
-  const double *src = f[step & 1];
+  const double* src = f[step & 1];
   double left = j > 0 ? src[j - 1] : 0, right = j < WIDTH - 1 ? src[j + 1] : 0;
   f[(step + 1) & 1][j] = (left + src[j] + right) / 3.0 + 1.0;
 }
@@ -112,8 +114,10 @@ int main(void) {
   {
     for (int s = 0; s < STEPS; s++)
       for (int j = 0; j < WIDTH; j++) {
-#pragma omp task depend(out : field[(s + 1) & 1][j]) \
-    depend(in : field[s & 1][j], field[s & 1][j > 0 ? j - 1 : j], field[s & 1][j < WIDTH - 1 ? j + 1 : j])
+#pragma omp task depend(out                      \
+                        : field[(s + 1) & 1][j]) \
+    depend(in                                    \
+           : field[s & 1][j], field[s & 1][j > 0 ? j - 1 : j], field[s & 1][j < WIDTH - 1 ? j + 1 : j])
         cell_update(field, s, j);
       }
 #pragma omp taskwait
@@ -137,14 +141,14 @@ int main(void) {
 struct cell_args {
   int step, j;
 };
-static void cell_task(void *p) {
-  const struct cell_args *a = p;
+static void cell_task(void* p) {
+  const struct cell_args* a = p;
   cell_update(field, a->step, a->j);
 }
-static _Atomic(const char *) refused_by;
+static _Atomic(const char*) refused_by;
 static atomic_int refusal_consistent = 1;
 /* A call's failure: it must be WEFT_ERR_OUT_OF_MEMORY, and weft_last_error must say so. */
-static void refused(const char *call, int status) {
+static void refused(const char* call, int status) {
   if (status != WEFT_ERR_OUT_OF_MEMORY || weft_last_error() != WEFT_ERR_OUT_OF_MEMORY) {
     disarm();
     printf("inconsistent: %s returned %d, weft_last_error %d\n", call, status, weft_last_error());
@@ -153,11 +157,13 @@ static void refused(const char *call, int status) {
   atomic_store(&refused_by, call);
 }
 
-static void leaf(void *p) { (void)p; }
-static void parent(void *p) {
+static void leaf(void* p) {
+  (void)p;
+}
+static void parent(void* p) {
   (void)p;
   for (int i = 0; i < 40; i++) {
-    weft_task_t *t = weft_task_create(leaf, NULL, 0, WEFT_TASK_DEFAULT);
+    weft_task_t* t = weft_task_create(leaf, NULL, 0, WEFT_TASK_DEFAULT);
     if (!t) {
       refused("weft_task_create (in a task)", weft_last_error());
       return;
@@ -171,12 +177,13 @@ static int make_stencil(void) {
   for (int s = 0; s < STEPS; s++)
     for (int j = 0; j < WIDTH; j++) {
       struct cell_args a = {s, j};
-      weft_task_t *t = weft_task_create(cell_task, &a, sizeof a, WEFT_TASK_DEFAULT);
+      weft_task_t* t = weft_task_create(cell_task, &a, sizeof a, WEFT_TASK_DEFAULT);
       if (!t) return refused("weft_task_create", weft_last_error()), 0;
-      const void *reads[3] = {&field[s & 1][j], &field[s & 1][j > 0 ? j - 1 : j],
+      const void* reads[3] = {&field[s & 1][j], &field[s & 1][j > 0 ? j - 1 : j],
                               &field[s & 1][j < WIDTH - 1 ? j + 1 : j]};
       int status = weft_task_depend(t, WEFT_DEP_OUT, &field[(s + 1) & 1][j], sizeof(double));
-      for (int r = 0; r < 3 && status == WEFT_OK; r++) status = weft_task_depend(t, WEFT_DEP_IN, reads[r], sizeof(double));
+      for (int r = 0; r < 3 && status == WEFT_OK; r++)
+        status = weft_task_depend(t, WEFT_DEP_IN, reads[r], sizeof(double));
       if (status != WEFT_OK) {
         refused("weft_task_depend", status);
         weft_task_discard(t);
@@ -207,7 +214,7 @@ int main(void) {
     }
     weft_taskgroup_begin();
     for (int i = 0; i < 16 && !atomic_load(&refused_by); i++) {
-      weft_task_t *t = weft_task_create(parent, NULL, 0, WEFT_TASK_DEFAULT);
+      weft_task_t* t = weft_task_create(parent, NULL, 0, WEFT_TASK_DEFAULT);
       if (!t)
         refused("weft_task_create", weft_last_error());
       else

@@ -1,10 +1,10 @@
 // Running out of memory: each allocation of a run, in turn, fails (and, in another pass, every one
 // from then on), in a helper program that does ordinary work through the C API and through the
-// OpenMP door (a gcc -fopenmp program linked with weft). Whatever allocation fails, the run must end one of three ways: it finishes with
-// the right result; a call refuses with WEFT_ERR_OUT_OF_MEMORY and says so through weft_last_error;
-// or the process aborts with weft's own message saying what it could not allocate. A crash on a
-// null pointer, a bare std::bad_alloc termination, a wrong result or a hang fails the test.
-// (Built outside sanitizer builds only: the helper replaces malloc, which the sanitizers own.)
+// OpenMP door (a gcc -fopenmp program linked with weft). Whatever allocation fails, the run must end one of three ways:
+// it finishes with the right result; a call refuses with WEFT_ERR_OUT_OF_MEMORY and says so through weft_last_error; or
+// the process aborts with weft's own message saying what it could not allocate. A crash on a null pointer, a bare
+// std::bad_alloc termination, a wrong result or a hang fails the test. (Built outside sanitizer builds only: the helper
+// replaces malloc, which the sanitizers own.)
 #include <gtest/gtest.h>
 
 #include <signal.h>
