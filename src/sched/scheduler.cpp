@@ -437,9 +437,13 @@ std::int64_t steady_ns() {
 
 namespace {
 // A yield to an idle peer thread returns within microseconds; one that took longer than this
-// ran another thread for a time slice. Waits then sleep rather than yield for yield_stall_ns.
+// ran another thread for a time slice. Waits then sleep rather than yield for yield_stall_ns: each
+// time that ends, finding out again costs every worker a time slice given away, so it is long
+// (20 ms made a taskloop loop beside two busy processes 1.5x slower once barriers yielded 20
+// rounds; 200 ms, 1.2x). Long after the load has gone, waits are only as they were before
+// barriers yielded.
 constexpr std::int64_t yield_stalled_ns = 500'000;
-constexpr std::int64_t yield_stall_ns = 20'000'000;
+constexpr std::int64_t yield_stall_ns = 200'000'000;
 }  // namespace
 
 bool yields_stall(const worker& w) {
@@ -461,7 +465,13 @@ void yield_core(worker& w, bool looking) {
   std::int64_t before = steady_ns();
   if (looking) w.crew->park.yield_looking();
   else sched_yield();
-  if (std::int64_t after = steady_ns(); after - before > yield_stalled_ns) w.yields_stall_until = after + yield_stall_ns;
+  // Far past the cores a yield goes round many runnable workers of this process: past 16 per core
+  // the threshold grows with them (128 threads on 2 cores read as stalled at 500 us, and their
+  // barriers and regions slept at once: 1.3x-1.7x the time).
+  const runtime& rt = *instance;
+  const std::int64_t per_core = rt.worker_count.load(std::memory_order_relaxed) / std::max(rt.core_count, 1);
+  const std::int64_t stalled = yield_stalled_ns * std::max<std::int64_t>(1, per_core / 8);
+  if (std::int64_t after = steady_ns(); after - before > stalled) w.yields_stall_until = after + yield_stall_ns;
 }
 
 // A timed sleep is the backstop of a best-effort wake-up, and the sleepers' timeouts together
@@ -493,7 +503,11 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins, const wak
     sched::propagation_idle(w);  // FA's Algorithm 2 runs in idle time
   if (ready(arg) || w.inbox.load(std::memory_order_relaxed)) return;
   ++spins;
-  if (spins < spin_rounds) {
+  const bool oversubscribed = rt.oversubscribed.load(std::memory_order_relaxed);
+  // A team barrier past the cores with no task in flight: nothing to look for, and the members it
+  // waits for are waiting for a core (see below).
+  const bool barrier_alone = wake && oversubscribed && !wake->tasks_in_flight(wake->arg);
+  if (spins < spin_rounds && !barrier_alone) {
     // Looks that keep failing come further apart: after 64 of them the pause between a member's
     // looks doubles every 64 looks' worth, from 16 pauses up to 16 x (crew size - 1), at most
     // 16 x 64. A look reads the victims' queue lines, which their owners write on every push, and
@@ -514,23 +528,32 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins, const wak
     return;
   }
   // A poller expecting completions (MPI requests in flight) keeps idle workers polling.
-  const bool oversubscribed = rt.oversubscribed.load(std::memory_order_relaxed);
   if (rt.cfg.wait == wait_policy::active || fiber::pollers_expecting() ||
       (spins < spin_rounds + yield_rounds && !oversubscribed)) {
     sched_yield();
     return;
   }
-  // With more threads than cores, a team barrier whose team has no task in flight sleeps on the
-  // barrier's word (woken all at once by the last arrival, as libgomp's barrier does) after one
-  // round of yields, or at once while yields stall (see yield_core). A yield keeps the thread
-  // runnable, and beside busy processes it can hand the core to one of them for a whole time slice
-  // (a barrier loop, 8 threads on 2 cores with two busy processes beside: 36 s against libgomp's
-  // 4 s, every wait in sched_yield), where a woken sleeper gets the core at once. With tasks in
-  // flight it looks for them as an idle worker does: asleep, every task pushed would wake it with
-  // a futex call (CI's proxy: dep_stencil at 8 threads, 15x the system calls). A task made while
-  // it sleeps wakes it only for a core with nobody awake (idle_park::sleep_on, notify_work); else
-  // the 1 ms timeout, which is also the backstop of that best-effort wake.
-  if (wake && oversubscribed && (spins > spin_rounds || yields_stall(w)) && !wake->tasks_in_flight(wake->arg)) {
+  // With more threads than cores, a team barrier whose team has no task in flight yields at once,
+  // for barrier_yield_rounds rounds, then sleeps on the barrier's word (woken all at once by the
+  // last arrival, as libgomp's barrier does); it sleeps at once while yields stall (see
+  // yield_core). The members a barrier waits for are mostly runnable threads waiting for a core: a
+  // yield hands them the core within a microsecond, where pause rounds keep it from them and a
+  // sleep costs the last arrival a futex call and each sleeper a wake-up (4 threads on 2 cores:
+  // EPCC barrier 10-16 us with 20 pause rounds and one yield, 2-3 us now; LLVM's libomp yields at
+  // every spin once oversubscribed). A yield keeps the thread runnable, and beside busy processes
+  // it can hand the core to one of them for a whole time slice (a barrier loop, 8 threads on 2
+  // cores with two busy processes beside: 36 s against libgomp's 4 s, every wait in sched_yield):
+  // the stall rule sends the waiters to sleep then, where a woken sleeper gets the core at once.
+  // With tasks in flight it looks for them as an idle worker does: asleep, every task pushed would
+  // wake it with a futex call (CI's proxy: dep_stencil at 8 threads, 15x the system calls). A task
+  // made while it sleeps wakes it only for a core with nobody awake (idle_park::sleep_on,
+  // notify_work); else the 1 ms timeout, which is also the backstop of that best-effort wake.
+  if (barrier_alone) {
+    constexpr int barrier_yield_rounds = 20;
+    if (spins <= barrier_yield_rounds && !yields_stall(w)) {
+      yield_core(w, true);
+      return;
+    }
     // seq_cst: pairs with the waker's seq_cst change.
     const int sleepers = static_cast<int>(wake->sleepers.fetch_add(1, std::memory_order_seq_cst)) + 1;
     note_asleep(w, true);
@@ -683,7 +706,8 @@ worker* add_worker(bool start_thread) {
   // More threads than cores: a spinning waiter takes the core from the thread it waits for. Past
   // 4 workers per core, fewer rounds still: the thread waited for is running with odds of about
   // cores / workers, and each round reads queues (a barrier of 128 threads on 2 cores cost 2.6x
-  // libgomp's time with 20 rounds each).
+  // libgomp's time with 20 rounds each). A team barrier with no task in flight spins none (see
+  // idle_wait).
   if (const int cores = static_cast<int>(bind_state->core_sets.size()); i + 1 > cores) {
     rt.spin_rounds.store(std::max(2, std::min(20, 80 * cores / (i + 1))), std::memory_order_relaxed);
     rt.oversubscribed.store(true, std::memory_order_relaxed);
