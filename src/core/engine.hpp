@@ -276,7 +276,7 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins, const wak
 // time slice away where a woken sleeper gets the core at once.
 void yield_core(worker& w, bool looking);
 // Around a sleep in a wait: w's bound core has one worker fewer awake (runtime::awake_on_core).
-void note_asleep(const worker& w, bool asleep);
+void note_asleep(worker& w, bool asleep);
 bool yields_stall(const worker& w);
 std::int64_t steady_ns();  // the steady clock, in ns
 // A bound worker about to sleep until one particular thread has run, while yields stall: on its

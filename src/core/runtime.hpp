@@ -257,6 +257,9 @@ struct alignas(64) worker {
   alignas(64) std::atomic<fiber::context*> inbox{nullptr};
   std::uint64_t ticket_seq = 0;
   std::int64_t yields_stall_until = 0;  // steady-clock ns: waits sleep rather than yield until then
+  // Steady-clock ns of its last yield's end; INT64_MAX while asleep. Read by the workers bound to
+  // the same core: one that has not given its core up since is running there (yield_core).
+  std::atomic<std::int64_t> gave_core_ns{0};
   int core_slot = -1;                   // the core (index in the process's cores) it is bound to, or -1
   bool floating = false;                // bound, but let onto every CPU of the process (float_worker)
   task root;           // implicit task of this worker's thread

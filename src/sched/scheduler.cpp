@@ -1,6 +1,7 @@
 // Workers, ready queues, stealing, idling, throttling, and the runtime's start and stop.
 #include <pthread.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -195,6 +196,7 @@ void worker_main(worker* w) {
 struct binding {
   std::vector<sched::cpu_mask> core_sets;  // one per core of the process mask, in order
   std::size_t first_core = 0;              // index in core_sets of worker 0's core
+  int ranks_sharing = 1;                   // processes of one launcher whose workers share these cores
   sched::cpu_mask original;                // worker 0's mask before init, restored at finalize
 };
 binding* bind_state = nullptr;
@@ -210,7 +212,9 @@ const sched::cpu_mask* core_for(int index) {
 // mask: each would put its worker 0 on the mask's first core. The launcher's local rank spreads
 // them over the mask instead (rank r of n starts at core r*cores/n). With a mask of the rank's own,
 // the offset only rotates the workers over its cores.
-std::size_t launcher_first_core(std::size_t cores) {
+// This process's local rank and the launcher's number of ranks on this node; false outside a
+// launcher (or alone on the node).
+bool launcher_local_rank(std::size_t& local, std::size_t& ranks) {
   static const char* const pairs[][2] = {{"OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"},
                                          {"MPI_LOCALRANKID", "MPI_LOCALNRANKS"},  // MPICH (Hydra)
                                          {"SLURM_LOCALID", "SLURM_NTASKS_PER_NODE"}};
@@ -219,11 +223,17 @@ std::size_t launcher_first_core(std::size_t cores) {
     const char* size = std::getenv(pair[1]);
     if (!rank || !size) continue;
     long r = std::strtol(rank, nullptr, 10), n = std::strtol(size, nullptr, 10);
-    if (n <= 1 || r < 0 || r >= n) return 0;
-    auto ranks = static_cast<std::size_t>(n), local = static_cast<std::size_t>(r);
-    return cores >= ranks ? local * cores / ranks : local % cores;
+    if (n <= 1 || r < 0 || r >= n) return false;
+    local = static_cast<std::size_t>(r);
+    ranks = static_cast<std::size_t>(n);
+    return true;
   }
-  return 0;
+  return false;
+}
+std::size_t launcher_first_core(std::size_t cores) {
+  std::size_t local = 0, ranks = 1;
+  if (!launcher_local_rank(local, ranks)) return 0;
+  return cores >= ranks ? local * cores / ranks : local % cores;
 }
 
 void discover_cores(binding& b, const sched::cpu_mask* process_mask) {
@@ -240,6 +250,13 @@ void discover_cores(binding& b, const sched::cpu_mask* process_mask) {
     b.core_sets.back().set(0);
   }
   b.first_core = launcher_first_core(b.core_sets.size());
+  // Ranks left unbound (mpiexec --bind-to none) each see every CPU of the node: their workers
+  // together, not one process's, decide whether the cores are outnumbered (2 ranks x 2 threads on
+  // 2 cores spun where they should have yielded). A rank with a mask of its own counts alone.
+  std::size_t local = 0, ranks = 1;
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  if (launcher_local_rank(local, ranks) && online > 0 && b.original.count() >= static_cast<std::size_t>(online))
+    b.ranks_sharing = static_cast<int>(ranks);
 }
 
 void release_binding(binding* b) {
@@ -461,17 +478,40 @@ void settle_worker(worker& w) {
   if (const sched::cpu_mask* core = core_for(w.id)) sched::bind_calling_thread(*core);
 }
 
+namespace {
+// Whether another worker bound to w's core ran from `since` on: it has not given the core up since,
+// and is not asleep. A long yield is then this process's own work (a master's serial code
+// between regions, a member's longer share of a loop), not another process's.
+bool sibling_kept_core(const worker& w, std::int64_t since) {
+  if (w.core_slot < 0) return false;
+  const runtime& rt = *instance;
+  const int n = rt.worker_count.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i) {
+    const worker& s = *rt.workers[i];
+    if (&s != &w && s.core_slot == w.core_slot && s.gave_core_ns.load(std::memory_order_relaxed) < since) return true;
+  }
+  return false;
+}
+}  // namespace
+
 void yield_core(worker& w, bool looking) {
   std::int64_t before = steady_ns();
   if (looking) w.crew->park.yield_looking();
   else sched_yield();
+  const std::int64_t after = steady_ns();
+  w.gave_core_ns.store(after, std::memory_order_relaxed);
   // Far past the cores a yield goes round many runnable workers of this process: past 16 per core
   // the threshold grows with them (128 threads on 2 cores read as stalled at 500 us, and their
   // barriers and regions slept at once: 1.3x-1.7x the time).
   const runtime& rt = *instance;
-  const std::int64_t per_core = rt.worker_count.load(std::memory_order_relaxed) / std::max(rt.core_count, 1);
+  const std::int64_t per_core = std::int64_t{rt.worker_count.load(std::memory_order_relaxed)} *
+                                bind_state->ranks_sharing / std::max(rt.core_count, 1);
   const std::int64_t stalled = yield_stalled_ns * std::max<std::int64_t>(1, per_core / 8);
-  if (std::int64_t after = steady_ns(); after - before > stalled) w.yields_stall_until = after + yield_stall_ns;
+  // A sibling that kept the core through the second half of the yield explains it (its last yield
+  // may have ended just after this one began): up to 4 workers per core, where a sibling that has
+  // not yielded is running, not waiting behind another process as many of 64 per core are.
+  if (after - before > stalled && !(per_core <= 4 && sibling_kept_core(w, before + (after - before) / 2)))
+    w.yields_stall_until = after + yield_stall_ns;
 }
 
 // A timed sleep is the backstop of a best-effort wake-up, and the sleepers' timeouts together
@@ -485,8 +525,10 @@ std::int64_t backstop_timeout(std::int64_t period_ns, int sleepers) {
   return per_wake > 1 ? period_ns * per_wake : period_ns;
 }
 
-void note_asleep(const worker& w, bool asleep) {
-  if (w.core_slot >= 0) instance->awake_on_core[w.core_slot].fetch_add(asleep ? -1 : 1, std::memory_order_relaxed);
+void note_asleep(worker& w, bool asleep) {
+  if (w.core_slot < 0) return;
+  instance->awake_on_core[w.core_slot].fetch_add(asleep ? -1 : 1, std::memory_order_relaxed);
+  w.gave_core_ns.store(asleep ? INT64_MAX : steady_ns(), std::memory_order_relaxed);
 }
 
 void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins, const wake_word* wake) {
@@ -708,8 +750,9 @@ worker* add_worker(bool start_thread) {
   // cores / workers, and each round reads queues (a barrier of 128 threads on 2 cores cost 2.6x
   // libgomp's time with 20 rounds each). A team barrier with no task in flight spins none (see
   // idle_wait).
-  if (const int cores = static_cast<int>(bind_state->core_sets.size()); i + 1 > cores) {
-    rt.spin_rounds.store(std::max(2, std::min(20, 80 * cores / (i + 1))), std::memory_order_relaxed);
+  if (const int cores = static_cast<int>(bind_state->core_sets.size()); (i + 1) * bind_state->ranks_sharing > cores) {
+    const int threads = (i + 1) * bind_state->ranks_sharing;
+    rt.spin_rounds.store(std::max(2, std::min(20, 80 * cores / threads)), std::memory_order_relaxed);
     rt.oversubscribed.store(true, std::memory_order_relaxed);
   }
   if (start_thread) start_thread_of(*raw);
@@ -1038,9 +1081,9 @@ int start_runtime(const door_options& options) {
   if (cfg.display_env) {
     std::fprintf(stderr,
                  "weft: runtime in use: weft %d.%d (%s), %d worker(s)\n%s  cores in the affinity mask: %d (worker 0 on "
-                 "its core %zu)\n",
+                 "its core %zu; shared by %d rank(s) of the launcher)\n",
                  WEFT_VERSION_MAJOR, WEFT_VERSION_MINOR, options.door, cfg.num_workers, cfg.describe().c_str(), cores,
-                 b->first_core);
+                 b->first_core, b->ranks_sharing);
   }
   return WEFT_OK;
 }
