@@ -257,6 +257,7 @@ struct alignas(64) worker {
   alignas(64) std::atomic<fiber::context*> inbox{nullptr};
   std::uint64_t ticket_seq = 0;
   std::int64_t yields_stall_until = 0;  // steady-clock ns: waits sleep rather than yield until then
+  std::int64_t stall_window_ns = 0;     // the length of the last such window (yield_core)
   // Steady-clock ns of its last yield's end; INT64_MAX while asleep. Read by the workers bound to
   // the same core: one that has not given its core up since is running there (yield_core).
   std::atomic<std::int64_t> gave_core_ns{0};

@@ -454,13 +454,14 @@ std::int64_t steady_ns() {
 
 namespace {
 // A yield to an idle peer thread returns within microseconds; one that took longer than this
-// ran another thread for a time slice. Waits then sleep rather than yield for yield_stall_ns: each
-// time that ends, finding out again costs every worker a time slice given away, so it is long
-// (20 ms made a taskloop loop beside two busy processes 1.5x slower once barriers yielded 20
-// rounds; 200 ms, 1.2x). Long after the load has gone, waits are only as they were before
-// barriers yielded.
+// ran another thread for a time slice. Waits then sleep rather than yield for a while: 20 ms after
+// a stall out of the blue (a VM's or a daemon's moment, which a longer window would make cost a
+// whole phase of the program: EPCC's reduction at 4 threads on 2 cores slept through its 200 ms),
+// twice the last window when the stall comes soon after one ended, up to 320 ms. Under a lasting
+// load, finding out again costs every worker a time slice given away each time a window ends (a
+// taskloop loop beside two busy processes: 1.5x slower with 20 ms windows, 1.2x with 200 ms).
 constexpr std::int64_t yield_stalled_ns = 500'000;
-constexpr std::int64_t yield_stall_ns = 200'000'000;
+constexpr std::int64_t first_stall_window_ns = 20'000'000, longest_stall_window_ns = 320'000'000;
 }  // namespace
 
 bool yields_stall(const worker& w) {
@@ -492,6 +493,12 @@ bool sibling_kept_core(const worker& w, std::int64_t since) {
   }
   return false;
 }
+
+void mark_yields_stalled(worker& w, std::int64_t now) {
+  const bool soon_after = w.yields_stall_until != 0 && now - w.yields_stall_until < 2 * w.stall_window_ns;
+  w.stall_window_ns = soon_after ? std::min(2 * w.stall_window_ns, longest_stall_window_ns) : first_stall_window_ns;
+  w.yields_stall_until = now + w.stall_window_ns;
+}
 }  // namespace
 
 void yield_core(worker& w, bool looking) {
@@ -511,7 +518,7 @@ void yield_core(worker& w, bool looking) {
   // may have ended just after this one began): up to 4 workers per core, where a sibling that has
   // not yielded is running, not waiting behind another process as many of 64 per core are.
   if (after - before > stalled && !(per_core <= 4 && sibling_kept_core(w, before + (after - before) / 2)))
-    w.yields_stall_until = after + yield_stall_ns;
+    mark_yields_stalled(w, after);
 }
 
 // A timed sleep is the backstop of a best-effort wake-up, and the sleepers' timeouts together
