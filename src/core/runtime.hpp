@@ -270,6 +270,7 @@ struct alignas(64) worker {
 
 inline constexpr int max_workers = 1024;
 inline constexpr int max_throttled = 4;  // producers one worker sets aside for the throttle at once
+inline constexpr std::int64_t solo_window_default = 64;       // a gang of one's window (runtime::solo_window)
 inline constexpr std::size_t propagation_record_bytes = 128;  // sched/priority_propagation.cpp's report blocks
 
 struct runtime {
@@ -284,6 +285,11 @@ struct runtime {
   int local_limit = 0;  // local buffer size in use: min(local_capacity, max_ready)
   int throttle_interval = 1;
   std::int64_t throttle_floor = 1;  // outstanding children from which a producer may be throttled
+  // A producer in a gang of one steps aside past this many children of its own outstanding: no
+  // thief needs lookahead there, and a window that fits in the core's first-level cache is what
+  // makes each task cheap (see decisions.md, "Throttling defaults").
+  std::int64_t solo_window = 1;
+  int solo_interval = 1;  // creations between two looks at the window in a gang of one
   sched::block_depot task_depot{task_size, 64};
   sched::block_depot successor_depot{task_size, 64};
   sched::block_depot group_depot{task_size, 16};

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 #include "core/dependency_domain.hpp"
 #include "core/engine.hpp"
@@ -979,13 +980,25 @@ void throttle_check(worker& w) {
     return;
   }
   if (w.throttle_countdown > 0) return;
+  const task* producer = w.current;
+  if (w.crew->members.size() == 1) {
+    // A gang of one: only its own worker runs its tasks, and they run only while the producer
+    // steps aside, so the window is the producer's own children, kept small.
+    w.throttle_countdown = rt.solo_interval;
+    std::int64_t own = children_outstanding(producer);
+    if (static_cast<std::uint64_t>(own) > w.counters.max_live.load(std::memory_order_relaxed))
+      w.counters.max_live.store(static_cast<std::uint64_t>(own), std::memory_order_relaxed);
+    if (own <= rt.solo_window) return;
+    throttle_wait tw{producer, rt.solo_window / 2, 0, std::numeric_limits<int>::max()};
+    step_aside(w, throttle_over, &tw);
+    return;
+  }
   w.throttle_countdown = rt.throttle_interval;
   // The producer's own share first: one load of its own descriptor. The live count reads every
   // worker's counters, lines those workers write on every task: fork-join producers (a few
   // children each) never pay for it.
   // The high-water mark of live tasks is sampled here: the producer's own share while it is small
   // (a lower bound), the live count once it is computed.
-  const task* producer = w.current;
   std::int64_t own = children_outstanding(producer);
   std::int64_t live = own < rt.throttle_floor ? own : live_tasks();
   if (static_cast<std::uint64_t>(live) > w.counters.max_live.load(std::memory_order_relaxed))
@@ -1022,6 +1035,7 @@ int start_runtime(const door_options& options) {
   if (cfg.num_workers > max_workers) cfg.num_workers = max_workers;
   // 2048 live tasks per worker: a window that stays in a core's cache (384 KB of descriptors)
   // yet is far more lookahead than a worker can use; see decisions.md.
+  const bool bound_given = cfg.max_tasks != 0;
   if (cfg.max_tasks == 0) cfg.max_tasks = std::int64_t{2048} * cfg.num_workers;
   if (cfg.max_ready == 0) cfg.max_ready = 256;
 
@@ -1040,6 +1054,10 @@ int start_runtime(const door_options& options) {
   // A producer is throttled when it holds a quarter of one worker's share of the bound (512
   // children with the default bound at any worker count; 1 when the bound is tiny).
   rt->throttle_floor = std::max<std::int64_t>(1, cfg.max_tasks / (4 * std::int64_t{cfg.num_workers}));
+  // A gang of one: 64 children by default, or the bound WEFT_MAX_TASKS gives; looked at every
+  // eighth of it (its own descriptor only: no other worker's line).
+  rt->solo_window = bound_given ? cfg.max_tasks : solo_window_default;
+  rt->solo_interval = static_cast<int>(std::clamp<std::int64_t>(rt->solo_window / 8, 1, 64));
   sched::idle_park::init();
   if (!cfg.trace_path.empty()) {
     trace::begin_session(cfg.trace_buffer);
