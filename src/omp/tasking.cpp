@@ -255,8 +255,11 @@ inline void copy_arguments(char* dst, const char* src, std::size_t n) {
   // libgomp's rule (64 per thread), which makes a recursion nearly sequential on each thread while
   // thieves still find 64 to take (an unbalanced tree of 3M tasks on 2 threads: 0.54x the time of
   // deferring them all). A task that would wait for a sibling created after it is as unsafe there
-  // as on libgomp. In a team of several, only tasks without dependences: a dependent one run at
-  // once would hold its producer until its predecessors ran.
+  // as on libgomp. Only tasks without dependences, in a team of any size: a dependent one run at
+  // once would hold its producer until its predecessors ran, and in a team of one a predecessor
+  // may wait for the producer itself (a detached task it fulfils later: a random-program search
+  // found that hang). A team of one bounds its deferred tasks with its window instead (64 of the
+  // producer's children, see throttle_check).
   // A deep recursion runs them in place while the stack has room: on a fiber, its room is known
   // (deferring there only moved the excess onto new fibers: 17 stacks for a one-thread tree), and
   // is all that counts (a small WEFT_STACKSIZE overflowed within max_nesting levels); on a
@@ -264,10 +267,10 @@ inline void copy_arguments(char* dst, const char* src, std::size_t n) {
   const team& crew = *current().crew;
   // Asked only of a task that may run at once (most are deferred: no look at the stack then).
   auto room = [&w] { return w.context->stack_low ? core::stack_has_room(w) : w.nesting < core::max_nesting; };
-  bool run_now = (crew.level == 0 ||
-                  ((crew.size == 1 || !(r.flags & GOMP_TASK_FLAG_DEPEND)) && !(r.flags & GOMP_TASK_FLAG_DETACH) &&
-                   (w.local_count >= queued_per_thread || w.queue->owner_holds_at_least(queued_per_thread)))) &&
-                 room();
+  bool run_now =
+      (crew.level == 0 || (!(r.flags & (GOMP_TASK_FLAG_DEPEND | GOMP_TASK_FLAG_DETACH)) &&
+                           (w.local_count >= queued_per_thread || w.queue->owner_holds_at_least(queued_per_thread)))) &&
+      room();
   bool undeferred = !r.if_clause || (creator->door_bits & door_final) || run_now;
   if (undeferred && !(r.flags & (GOMP_TASK_FLAG_DEPEND | GOMP_TASK_FLAG_DETACH)) && (run_now || room())) {
     bool final = (r.flags & GOMP_TASK_FLAG_FINAL) || (creator->door_bits & door_final);

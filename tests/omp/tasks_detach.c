@@ -196,5 +196,29 @@ int main(void) {
       CHECK(after == 1, "undeferred detached task completed before omp_fulfill_event");
     }
   }
+  /* A random-program search found this hang (2026-11-29): in a team of one with 64 tasks queued,
+   * weft ran a new dependent task at once and waited for its predecessor, a detached task whose
+   * event the waiting creator fulfils only after creating it. weft now defers it. libgomp runs it
+   * at once too, but its wait releases a detached task's dependents when the body ends, before the
+   * event, so it does not hang (the order of the two bodies is the same either way). */
+  PHASE("team of one with a backlog: a dependent task of an unfulfilled detached task is deferred");
+  {
+    unsigned long long x = 2;
+#pragma omp parallel num_threads(1) shared(x)
+    {
+      omp_event_handle_t ev;
+#pragma omp task detach(ev) depend(out : x) shared(x)
+      x = x * 9 + 1;
+      for (int k = 0; k < 100; k++) {
+#pragma omp task firstprivate(k) shared(x)
+        __atomic_fetch_add(&fulfilled_flag[k % 64], 0, __ATOMIC_RELAXED);
+      }
+#pragma omp task depend(inout : x) shared(x)
+      x = x * 3 + 1;
+      omp_fulfill_event(ev);
+#pragma omp taskwait
+    }
+    CHECK(x == 58, "x = %llu, expected 58", x);
+  }
   PASS();
 }
