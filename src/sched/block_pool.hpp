@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <vector>
 
@@ -62,6 +63,9 @@ class block_depot {
   void* new_slab(std::size_t count) {
     void* slab = std::aligned_alloc(64, block_size_ * count);
     if (!slab) return nullptr;
+    // Zeroed: for_each_block reads blocks never handed out, whose flags must say "free" (heap
+    // memory reused from the program held anything: the watchdog listed such blocks as events).
+    std::memset(slab, 0, block_size_ * count);
     {
       std::lock_guard<std::mutex> g(lock_);
       slabs_.push_back(slab);

@@ -7,6 +7,7 @@
 //       stall-grandchild  a grandchild waits on such an event (its parent returned); finalize
 //       stall-bind        a task binds an event nobody fulfils and returns; finalize
 //       stall-many        several tasks wait on several unfulfilled events, others completed; finalize
+//       stall-dirty-heap  stall-child after freeing heap blocks filled with nonzero bytes
 //                         (the stall modes but stall-child end with _Exit after the report)
 //       watchdog-late     a task waits on an event a foreign thread fulfils after 1.8 s; the main
 //                         program waits for it (taskwait), then finalize must succeed
@@ -20,6 +21,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -81,6 +83,19 @@ int finalize_and_report() {
 int main(int argc, char** argv) {
   if (argc != 2) return 2;
   const char* mode = argv[1];
+  if (std::strcmp(mode, "stall-dirty-heap") == 0) {
+    // Heap blocks full of nonzero bytes, freed, so that the runtime's first slabs may reuse them:
+    // the report must list the one unfulfilled event, never a block that was never an event.
+    std::vector<void*> dirty;
+    for (int i = 0; i < 256; ++i) {
+      void* p = std::malloc(4096 + 64 * (i % 8));
+      if (!p) return 6;
+      std::memset(p, 0x5A, 4096);
+      dirty.push_back(p);
+    }
+    for (void* p : dirty) std::free(p);
+    mode = "stall-child";
+  }
   if (weft_init() != WEFT_OK) return 4;
   if (std::strcmp(mode, "stall-child") == 0) {
     weft_event_t* e = weft_event_create(1);
