@@ -172,6 +172,7 @@ bool config::from_environment(config& c, std::string& error) {
   v = 0;
   if (!parse_int("WEFT_MAX_TASKS", 1, std::int64_t{1} << 36, v, error)) return false;
   c.max_tasks = v;
+  c.max_tasks_given = v != 0;
   v = 0;
   if (!parse_int("WEFT_MAX_READY", 1, std::int64_t{1} << 36, v, error)) return false;
   c.max_ready = v;
@@ -220,7 +221,8 @@ std::string config::describe() const {
   line("WEFT_WAIT_POLICY", name(wait));
   line("WEFT_GANG", name(gang), gang_tls_note ? gang_tls_note : " (OpenMP regions run as fibers on the workers)");
   line("WEFT_MAX_PRIORITY", to_string(max_priority));
-  line("WEFT_MAX_TASKS", to_string(max_tasks));
+  line("WEFT_MAX_TASKS", to_string(max_tasks),
+       max_tasks_given ? " (also the window of a gang of one)" : " (a gang of one: 64 of its producer's children)");
   line("WEFT_MAX_READY", to_string(max_ready));
   line("WEFT_STACKSIZE", to_string(stack_size),
        stack_size ? " (threads and the fibers tasks run on)"

@@ -25,6 +25,7 @@ struct config {
   const char* gang_tls_note = nullptr;
   int max_priority = 8;
   std::int64_t max_tasks = 0;  // 0: default computed from the worker count
+  bool max_tasks_given = false;  // set by WEFT_MAX_TASKS (then also a gang of one's window)
   std::int64_t max_ready = 0;  // per producer; 0: default
   bool display_env = false;
   std::size_t stack_size = 0;  // WEFT_STACKSIZE: worker thread and fiber stacks (bytes; K/M/G suffixes)

@@ -1035,7 +1035,6 @@ int start_runtime(const door_options& options) {
   if (cfg.num_workers > max_workers) cfg.num_workers = max_workers;
   // 2048 live tasks per worker: a window that stays in a core's cache (384 KB of descriptors)
   // yet is far more lookahead than a worker can use; see decisions.md.
-  const bool bound_given = cfg.max_tasks != 0;
   if (cfg.max_tasks == 0) cfg.max_tasks = std::int64_t{2048} * cfg.num_workers;
   if (cfg.max_ready == 0) cfg.max_ready = 256;
 
@@ -1056,7 +1055,7 @@ int start_runtime(const door_options& options) {
   rt->throttle_floor = std::max<std::int64_t>(1, cfg.max_tasks / (4 * std::int64_t{cfg.num_workers}));
   // A gang of one: 64 children by default, or the bound WEFT_MAX_TASKS gives; looked at every
   // eighth of it (its own descriptor only: no other worker's line).
-  rt->solo_window = bound_given ? cfg.max_tasks : solo_window_default;
+  rt->solo_window = cfg.max_tasks_given ? cfg.max_tasks : solo_window_default;
   rt->solo_interval = static_cast<int>(std::clamp<std::int64_t>(rt->solo_window / 8, 1, 64));
   sched::idle_park::init();
   if (!cfg.trace_path.empty()) {
