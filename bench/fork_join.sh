@@ -27,7 +27,8 @@
 #   PATTERNS     subset of: fib nqueens tree burst sparselu-taskwait sparselu-depend   [all]
 #   TIMEOUT      seconds one run may take, then "timeout"               [120, --quick: 30]
 #   PROXY_SLACK  --proxy: a count per task may be this many times its 1-thread value plus 0.01
-#                per task before the check fails                        [2]
+#                per task before the check fails (a row over it is run again, up to 3 runs, and
+#                each count is the least of them)                       [2]
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -144,26 +145,50 @@ if [ "$mode" = proxy ]; then
   } >"$report"
   status=0
   ((perf_ok)) || notes+=("perf stat could not count $events here: no such rows")
+  ((perf_ok)) && notes+=("a row whose counts exceed the bound was run again (up to 3 runs): each count is the least of its runs")
   for wl in "${workloads[@]}"; do
     ((perf_ok)) || break
     IFS='|' read -r name count cmd <<<"$wl"
     base=()
     for t in $THREADS; do
-      out=$tmp/perf.txt
-      start=$(date +%s.%N)
-      # shellcheck disable=SC2086
-      if ! timeout "$TIMEOUT" perf stat -x, -o "$out" -e "$events" env OMP_NUM_THREADS="$t" LD_PRELOAD="$libweft" $cmd >/dev/null 2>&1; then
+      # A count that grows with the threads grows in every run; one that a busy host inflated (a
+      # worker descheduled mid-task lets the producer run ahead: more slabs, more page faults) does
+      # not. So a run whose counts exceed the bound is repeated, up to 3 runs, and each count is
+      # the least of them.
+      per=()
+      failed=0
+      for attempt in 1 2 3; do
+        out=$tmp/perf.txt
+        start=$(date +%s.%N)
+        # shellcheck disable=SC2086
+        if ! timeout "$TIMEOUT" perf stat -x, -o "$out" -e "$events" env OMP_NUM_THREADS="$t" LD_PRELOAD="$libweft" $cmd >/dev/null 2>&1; then
+          failed=1
+          break
+        fi
+        run_wall=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN {print b - a}')
+        i=0
+        for ev in raw_syscalls:sys_enter page-faults context-switches; do
+          v=$(awk -F, -v e="$ev" '$3 == e {print $1}' "$out")
+          v=$(awk -v v="${v:-0}" -v n="$count" 'BEGIN {printf "%.6f", v / n}')
+          if ((attempt == 1)) || awk -v a="$v" -v b="${per[$i]}" 'BEGIN {exit !(a < b)}'; then per[$i]=$v; fi
+          i=$((i + 1))
+        done
+        if ((attempt == 1)) || awk -v a="$run_wall" -v b="$wall" 'BEGIN {exit !(a < b)}'; then wall=$run_wall; fi
+        # The first thread count is the reference; past the cores copyprivate_loop is held to libgomp.
+        ((${#base[@]} == 0)) && break
+        [ "$name" = copyprivate_loop ] && ((t > $(nproc))) && break
+        over=0
+        for i in 0 1 2; do
+          awk -v p="${per[$i]}" -v b="${base[$i]}" -v k="$PROXY_SLACK" 'BEGIN {exit !(p > k * b + 0.01)}' && over=1
+        done
+        ((over)) || break
+      done
+      if ((failed)); then
         echo "| $name | $t | failed or timed out | | | |" >>"$report"
         log "proxy: $name at $t threads failed or timed out"
         status=1
         continue
       fi
-      wall=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN {print b - a}')
-      per=()
-      for ev in raw_syscalls:sys_enter page-faults context-switches; do
-        v=$(awk -F, -v e="$ev" '$3 == e {print $1}' "$out")
-        per+=("$(awk -v v="${v:-0}" -v n="$count" 'BEGIN {printf "%.6f", v / n}')")
-      done
       printf '| %s | %s | %.4f | %.4f | %.4f | %.2f |\n' "$name" "$t" "${per[0]}" "${per[1]}" "${per[2]}" "$wall" >>"$report"
       if ((${#base[@]} == 0)); then
         base=("${per[@]}")
