@@ -153,12 +153,20 @@ struct alignas(64) worker {
   task* local_to_run() const { return crew->size() == 1 ? local[local_head] : newest_local(); }
   task* pop_local_to_run() { return crew->size() == 1 ? pop_oldest_local() : pop_newest_local(); }
   task* current = nullptr;  // running task (root when none)
-  int nesting = 0;          // tasks run on this stack above the worker's own loop
+  // Tasks run on this stack above the worker's own loop: > 0 while the worker runs a task. Written
+  // by this worker only; other workers read it (a throttled producer waits while one is above 0).
+  std::atomic<int> nesting{0};
+  int nested() const { return nesting.load(std::memory_order_relaxed); }
+  void set_nested(int n) { nesting.store(n, std::memory_order_relaxed); }
   std::uint64_t random_state = 0;
   int history[4] = {-1, -1, -1, -1};  // hybrid victim selection (ICS'21 Algorithm 2)
   int history_index = 0;
   int throttle_countdown = 0;
   int throttled = 0;  // producers this worker has set aside for the throttle (at most max_throttled)
+  std::int64_t hold_since = 0;  // when its loop began to hold a throttled producer back (0: not)
+  // In idle_wait since it last found work: neither running nor about to run a task (read by the
+  // members of its gang holding a throttled producer back, see hold_throttled).
+  std::atomic<bool> idle{true};
   int refused = 0;    // why the last allocate_task returned null (0: out of memory)
 #if WEFT_COUNT_CHECKS
   // Sanitizer builds: every finished body must be followed by exactly one fully_done (checked at

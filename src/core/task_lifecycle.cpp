@@ -623,7 +623,7 @@ void execute_task(worker& w, task* t) {
   if (w.group_owed && t->group != w.batch_group) flush_group(w, nullptr);
   task* saved = w.current;
   w.current = t;
-  ++w.nesting;
+  w.set_nested(w.nested() + 1);
   fiber::context* ctx = w.context;
   bool tied = t->run_flags & run_tied;
   if (tied) ++ctx->tied_frames;  // the stack it runs on may not move to another worker now
@@ -637,7 +637,7 @@ void execute_task(worker& w, task* t) {
   if (t->run_flags & run_door_end) [[unlikely]]
     door_task_end(now, t);
   if (tied) --ctx->tied_frames;
-  --now.nesting;
+  now.set_nested(now.nested() - 1);
   now.current = saved;
   // A held task completes with the last of its body's end and its events' release.
   if (t->run_flags & run_held) [[unlikely]] {

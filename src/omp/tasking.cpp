@@ -198,13 +198,13 @@ __attribute__((noinline)) void run_included(worker& w, void (*fn)(void*), void* 
   frame->door_bits = final ? door_final | door_own_icvs : door_own_icvs;
   task* saved = w.current;
   w.current = frame;
-  ++w.nesting;
+  w.set_nested(w.nested() + 1);
   fn(args);
   if (me) end_explicit_icvs(*me, frame);
   worker& now = *core::worker_after_switch();  // an untied creator's context may have moved
   core::end_frame(now, frame);
   worker& after = *core::worker_after_switch();
-  --after.nesting;
+  after.set_nested(after.nested() - 1);
   after.current = saved;
   if (shared) after.task_cache.release(frame);
 }
@@ -266,7 +266,7 @@ inline void copy_arguments(char* dst, const char* src, std::size_t n) {
   // thread's own stack, max_nesting bounds it. Past that, tasks are deferred.
   const team& crew = *current().crew;
   // Asked only of a task that may run at once (most are deferred: no look at the stack then).
-  auto room = [&w] { return w.context->stack_low ? core::stack_has_room(w) : w.nesting < core::max_nesting; };
+  auto room = [&w] { return w.context->stack_low ? core::stack_has_room(w) : w.nested() < core::max_nesting; };
   bool run_now =
       (crew.level == 0 || (!(r.flags & (GOMP_TASK_FLAG_DEPEND | GOMP_TASK_FLAG_DETACH)) &&
                            (w.local_count >= queued_per_thread || w.queue->owner_holds_at_least(queued_per_thread)))) &&

@@ -83,6 +83,7 @@ worker& run_until(worker& w0, Done&& done, const park_slot* slot, const wake_wor
     }
     if (task* t = find_work(*w)) {
       spins = 0;
+      if (w->idle.load(std::memory_order_relaxed)) w->idle.store(false, std::memory_order_relaxed);
       if (fiber::context* c = resumable_of(t)) {
         w = &yield_until(*w, ready, &done, fiber::wait_kind::barrier, c);
       } else {

@@ -541,6 +541,7 @@ void note_asleep(worker& w, bool asleep) {
 
 void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins, const wake_word* wake) {
   runtime& rt = *instance;
+  if (!w.idle.load(std::memory_order_relaxed)) w.idle.store(true, std::memory_order_relaxed);
   flush_finished_children(w);  // nothing to run: report finished children before waiting
   if (trace::on && !w.trace.idle) [[unlikely]] {
     w.trace.idle = true;
@@ -642,7 +643,7 @@ void idle_wait(worker& w, bool (*ready)(void*), void* arg, int& spins, const wak
   // looker that took something else than the task a producer left to it (a context to resume)
   // must not leave that task to busy workers only.
   std::int64_t timeout = polling ? 50'000
-                         : w.current == &w.root && w.nesting == 0 && w.id != 0 && !oversubscribed
+                         : w.current == &w.root && w.nested() == 0 && w.id != 0 && !oversubscribed
                              ? 0
                              : backstop_timeout(50'000'000, w.crew->park.sleeping() + 1);
   note_asleep(w, true);
@@ -1123,7 +1124,7 @@ int stop_runtime() {
   if (!rt) return WEFT_OK;  // like weft_init, idempotent
   worker* w = current_worker;
   if (!w) return WEFT_ERR_NOT_A_WORKER;
-  if (w->id != 0 || w->current != &w->root || w->nesting != 0) return WEFT_ERR_BUSY;
+  if (w->id != 0 || w->current != &w->root || w->nested() != 0) return WEFT_ERR_BUSY;
   if (forked_child) return WEFT_ERR_BUSY;  // its workers are the parent's: nothing here can stop them
   if (stop_hook) stop_hook();
   // Children of the main program, then every descendant they left behind. Redirect nodes need no

@@ -8,8 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "weft_test.h"
@@ -321,6 +323,35 @@ TEST(ThrottleSolo, DefaultWindowStaysSmall) {
   EXPECT_GT(s.throttle_waits, 0u) << weft_test::format_stats(s);
   // Sampled every 8 creations and counting children whose end is not yet reported: near 64.
   EXPECT_LE(s.max_live_tasks, 2u * 64u) << weft_test::format_stats(s);
+}
+
+// A producer over the bound with nothing to run waits while another worker runs a task, rather
+// than go on over its bound (a worker descheduled in a task on a busy host let the producer run
+// ahead: 35,000 live tasks against 4,096). Here the other worker sleeps 100 ms in a task every
+// later task depends on; the producer goes on only 2 ms at a time, 4 tasks per step aside (the
+// bound's throttle interval), so it stays near the bound instead of creating all 3,000.
+TEST(ThrottleHold, ProducerWaitsWhileAnotherWorkerRunsATask) {
+  weft_test::runtime_config::vars vars = {{"WEFT_NUM_THREADS", "2"}, {"WEFT_MAX_TASKS", "256"}};
+  weft_test::runtime_config rt(vars);
+  ASSERT_TRUE(rt.ok());
+  ASSERT_EQ(weft_reset_stats(), WEFT_OK);
+  long x = 0;
+  std::atomic<bool> started{false};
+  weft::spawn(
+      [&] {
+        started.store(true);
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        x = 1;
+      },
+      weft::inout(x));
+  while (!started.load()) std::this_thread::yield();  // it runs on the other worker
+  const int n = 3000;
+  for (int i = 0; i < n; ++i) weft::spawn([&x] { ++x; }, weft::inout(x));
+  weft::taskwait();
+  EXPECT_EQ(x, n + 1);
+  weft_stats_t s = weft_test::stats();
+  EXPECT_GT(s.throttle_waits, 0u) << weft_test::format_stats(s);
+  EXPECT_LE(s.max_live_tasks, 1200u) << weft_test::format_stats(s);
 }
 
 std::vector<bounds> all_bounds() {
