@@ -164,8 +164,9 @@ struct alignas(64) worker {
   int throttle_countdown = 0;
   int throttled = 0;  // producers this worker has set aside for the throttle (at most max_throttled)
   std::int64_t hold_since = 0;  // when its loop began to hold a throttled producer back (0: not)
-  // In idle_wait since it last found work: neither running nor about to run a task (read by the
-  // members of its gang holding a throttled producer back, see hold_throttled).
+  // Neither running nor about to run a task: in idle_wait since it last found work, or back in the
+  // program's own code after a wait (read by the members of its gang holding a throttled producer
+  // back, see hold_throttled).
   std::atomic<bool> idle{true};
   int refused = 0;    // why the last allocate_task returned null (0: out of memory)
 #if WEFT_COUNT_CHECKS

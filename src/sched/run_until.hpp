@@ -131,6 +131,10 @@ worker& run_until(worker& w0, Done&& done, const park_slot* slot, const wake_wor
     idle_wait(*w, ready, &done, spins, wake);
   }
   trace_busy(*w);  // the waiting task goes on
+  // Back to the waiting code: a task body (nesting says it is busy) or the program's own code in
+  // an implicit task, which runs no task until its next wait, so it counts as idle for the
+  // producers that hold back for busy members (hold_throttled).
+  if (!w->idle.load(std::memory_order_relaxed)) w->idle.store(true, std::memory_order_relaxed);
   return *w;
 }
 
