@@ -311,17 +311,14 @@ void yield_context(worker& w, bool (*ready)(void*), void* arg) {
 }
 
 namespace {
-// Nothing else to run here: the oldest yielded context goes on even if what it waits for has not
-// happened (it looks again and steps aside). With more workers than cores the thread first gives
-// its core up, which what it waits for may need (a lock holder, another member's turn).
 // A throttled producer whose bound still holds, with nothing else to run here, waits rather than go
 // on over its bound while another member of the gang runs a task or is not idle (it may hold
 // ready tasks in its private slots): that member's progress is progress the producer need not
-// make. A member descheduled in the middle of a task (a busy host) otherwise let
-// the producer run ahead: 35,000 live tasks against a bound of 4,096 on 2 workers beside one busy
-// process. Held for 2 ms at most, so that a task that waits for the producer in user code (a spin,
-// a blocking call) delays it, never stops it; a task that blocks by suspending leaves its worker
-// idle, and the producer goes on at once, as before.
+// make. A member descheduled in the middle of a task (a busy host) otherwise let the producer run
+// ahead: 35,000 live tasks against a bound of 4,096 on 2 workers beside one busy process. Held
+// for 2 ms at most, so that a task that waits for the producer in user code (a spin, a blocking
+// call) delays it, never stops it; a task that blocks by suspending leaves its worker idle, and
+// the producer goes on at once, as before.
 constexpr std::int64_t throttle_hold_ns = 2'000'000;
 
 bool hold_throttled(worker& w) {
@@ -343,6 +340,9 @@ bool hold_throttled(worker& w) {
   return now - w.hold_since < throttle_hold_ns;
 }
 
+// Nothing else to run here: the oldest yielded context goes on even if what it waits for has not
+// happened (it looks again and steps aside). With more workers than cores the thread first gives
+// its core up, which what it waits for may need (a lock holder, another member's turn).
 bool resume_oldest_yielded(worker& w) {
   fiber::context* c = take_yielded(w, true);
   if (!c) return false;
