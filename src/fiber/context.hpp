@@ -60,6 +60,9 @@ struct alignas(64) context {
   // The worker's view of the running task, kept while parked and restored on resume.
   core::task* saved_current = nullptr;
   int saved_nesting = 0;
+  // A throttled producer with many children of its own (a flat producer, not a node of a tree):
+  // its worker holds it back while another member of its gang is busy (hold_throttled).
+  bool hold_when_busy = false;
   // Why it waits, for the watchdog (relaxed: read racily by the reporting thread).
   std::atomic<wait_kind> waiting_for{wait_kind::none};
   std::atomic<const void*> waiting_on{nullptr};

@@ -929,6 +929,9 @@ std::int64_t children_outstanding(const task* t) {
   return t->children_created - (body_running - t->pending.load(std::memory_order_relaxed));
 }
 
+// Outstanding children from which a throttled producer counts as flat (see hold_throttled).
+constexpr std::int64_t hold_floor = 64;
+
 struct throttle_wait {
   const task* producer;
   std::int64_t own_level;   // resume once the producer's outstanding children are down to this
@@ -1006,7 +1009,12 @@ void throttle_check(worker& w) {
     w.counters.max_live.store(static_cast<std::uint64_t>(live), std::memory_order_relaxed);
   if (own < rt.throttle_floor || live <= rt.max_tasks) return;
   throttle_wait tw{producer, rt.throttle_floor / 2, rt.max_tasks - rt.max_tasks / 4, 0};
+  // Held back while the gang is busy only when flat: a tree's nodes (a few children each, over a
+  // tiny bound) held so piled up stacks instead (hold_throttled).
+  fiber::context* self = w.context;
+  self->hold_when_busy = own >= hold_floor;
   step_aside(w, throttle_over, &tw);
+  self->hold_when_busy = false;
 }
 
 void (*stop_hook)() = nullptr;

@@ -311,8 +311,9 @@ void yield_context(worker& w, bool (*ready)(void*), void* arg) {
 }
 
 namespace {
-// A throttled producer whose bound still holds, with nothing else to run here, waits rather than go
-// on over its bound while another member of the gang runs a task or is not idle (it may hold
+// A throttled producer whose bound still holds, a flat one (64 children of its own or more: a
+// recursive tree's nodes, held so, piled up stacks), with nothing else to run here, waits rather
+// than go on over its bound while another member of the gang runs a task or is not idle (it may hold
 // ready tasks in its private slots): that member's progress is progress the producer need not
 // make. A member descheduled in the middle of a task (a busy host) otherwise let the producer run
 // ahead: 35,000 live tasks against a bound of 4,096 on 2 workers beside one busy process. Held
@@ -323,7 +324,8 @@ constexpr std::int64_t throttle_hold_ns = 2'000'000;
 
 bool hold_throttled(worker& w) {
   for (fiber::context* c = w.yielded; c; c = c->next)
-    if (c->waiting_for.load(std::memory_order_relaxed) != fiber::wait_kind::throttle || c->ready(c->ready_arg))
+    if (c->waiting_for.load(std::memory_order_relaxed) != fiber::wait_kind::throttle || !c->hold_when_busy ||
+        c->ready(c->ready_arg))
       return false;
   const gang* g = w.crew;
   if (!g || g->size() < 2) return false;
