@@ -294,11 +294,11 @@ TEST(ThrottleSolo, DefaultWindowStaysSmall) {
   ASSERT_TRUE(rt.ok());
   ASSERT_EQ(weft_reset_stats(), WEFT_OK);
   const int width = 16, steps = 250;
-  std::vector<long> cell(2 * width, 0);
-  long sum = 0;
+  std::vector<std::uint64_t> cell(2 * width, 0);  // wraps: the sums grow as 3^steps
+  std::uint64_t sum = 0;
   for (int t = 0; t < steps; ++t) {
-    long* out = &cell[static_cast<size_t>((t % 2) * width)];
-    long* in = &cell[static_cast<size_t>(((t + 1) % 2) * width)];
+    std::uint64_t* out = &cell[static_cast<size_t>((t % 2) * width)];
+    std::uint64_t* in = &cell[static_cast<size_t>(((t + 1) % 2) * width)];
     for (int c = 0; c < width; ++c) {
       int l = c > 0 ? c - 1 : c, r = c + 1 < width ? c + 1 : c;
       weft::spawn([out, in, c, l, r] { out[c] = in[l] + in[c] + in[r] + 1; }, weft::out(out[c]), weft::in(in[l]),
@@ -306,17 +306,17 @@ TEST(ThrottleSolo, DefaultWindowStaysSmall) {
     }
   }
   weft::taskwait();
-  for (long v : cell) sum += v;
+  for (std::uint64_t v : cell) sum += v;
   // The same sweep run sequentially.
-  std::vector<long> ref(2 * width, 0);
+  std::vector<std::uint64_t> ref(2 * width, 0);
   for (int t = 0; t < steps; ++t)
     for (int c = 0; c < width; ++c) {
       int l = c > 0 ? c - 1 : c, r = c + 1 < width ? c + 1 : c;
-      long* in = &ref[static_cast<size_t>(((t + 1) % 2) * width)];
+      std::uint64_t* in = &ref[static_cast<size_t>(((t + 1) % 2) * width)];
       ref[static_cast<size_t>((t % 2) * width + c)] = in[l] + in[c] + in[r] + 1;
     }
-  long want = 0;
-  for (long v : ref) want += v;
+  std::uint64_t want = 0;
+  for (std::uint64_t v : ref) want += v;
   EXPECT_EQ(sum, want);
   weft_stats_t s = weft_test::stats();
   EXPECT_EQ(s.tasks_completed, s.tasks_created) << weft_test::format_stats(s);
