@@ -296,7 +296,7 @@ struct runtime {
   std::int64_t throttle_floor = 1;  // outstanding children from which a producer may be throttled
   // A producer in a gang of one steps aside past this many children of its own outstanding: no
   // thief needs lookahead there, and a window that fits in the core's first-level cache is what
-  // makes each task cheap (see decisions.md, "Throttling defaults").
+  // makes each task cheap (see decisions.md, "A gang of one keeps a window of 64").
   std::int64_t solo_window = 1;
   int solo_interval = 1;  // creations between two looks at the window in a gang of one
   sched::block_depot task_depot{task_size, 64};
